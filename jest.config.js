@@ -1,0 +1,12 @@
+/** Jest: TypeScript through ts-jest, coverage of the library held to the bar the project set. */
+module.exports = {
+  testEnvironment: 'node',
+  roots: ['<rootDir>/test'],
+  testMatch: ['**/*.test.ts'],
+  transform: { '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.json' }] },
+  collectCoverageFrom: ['lib/**/*.ts'],
+  coverageReporters: ['text-summary', 'lcov'],
+  coverageThreshold: { './lib/': { lines: 90 } },
+  testTimeout: 30000,
+  globalSetup: '<rootDir>/test/global-setup.js',
+};
