@@ -1,0 +1,109 @@
+// Validation of an authorization request (RFC 6749 §4.1.1, RFC 7636 §4.3, RFC 8707 §2). The client and its
+// redirect URI are checked first: until both are trusted, errors are shown to the user and never redirected.
+import type { Response } from 'express';
+import type { OAuthContext } from '../context';
+import { isValidCodeChallenge } from '../crypto/pkce';
+import { OAuthError } from '../errors';
+import type { RedirectTarget } from '../middleware/error-handler';
+import type { ClientRecord } from '../store/types';
+import { readParam } from '../util/params';
+import { matchRedirectUri } from '../util/redirect-uri';
+import { parseScope } from '../util/scopes';
+
+/** A validated authorization request. */
+export interface AuthorizationRequest {
+  client: ClientRecord;
+  redirectUri: string;
+  state: string | undefined;
+  scopes: string[];
+  resource: string;
+  codeChallenge: string;
+  /** The request parameters to carry between the pages and validate again on every step. */
+  params: Record<string, string>;
+}
+
+const CARRIED = [
+  'client_id',
+  'redirect_uri',
+  'response_type',
+  'scope',
+  'state',
+  'code_challenge',
+  'code_challenge_method',
+  'resource',
+];
+
+export async function validateAuthorizationRequest(
+  { findClient, config }: OAuthContext,
+  source: unknown,
+  res: Response,
+): Promise<AuthorizationRequest> {
+  const clientId = readParam(source, 'client_id');
+  if (!clientId)
+    throw new OAuthError('invalid_request', 'The request has no client_id. Start again from your app.');
+  const client = await findClient(clientId);
+  if (!client)
+    throw new OAuthError(
+      'invalid_request',
+      'The app that sent you here is not registered with this service.',
+    );
+  const requestedUri = readParam(source, 'redirect_uri');
+  if (!requestedUri)
+    throw new OAuthError('invalid_request', 'The request has no redirect_uri. Start again from your app.');
+  // RFC 9700 §4.1.3: exact matching; an unmatched URI could be an open redirect, so it is never followed.
+  const redirectUri = matchRedirectUri(requestedUri, client.redirectUris);
+  if (!redirectUri)
+    throw new OAuthError('invalid_request', 'The redirect_uri is not registered for this app.');
+
+  let state: string | undefined;
+  try {
+    state = readParam(source, 'state');
+  } finally {
+    // From here on the client is told about problems, by redirect (with state, when it could be read).
+    res.locals.oauthRedirect = { redirectUri: requestedUri, state } satisfies RedirectTarget;
+  }
+
+  const responseType = readParam(source, 'response_type');
+  if (!responseType) throw new OAuthError('invalid_request', 'response_type is required; use "code".');
+  if (responseType !== 'code' || !client.responseTypes.includes('code')) {
+    throw new OAuthError('unsupported_response_type', 'Only response_type=code is supported.');
+  }
+
+  const codeChallenge = readParam(source, 'code_challenge');
+  const method = readParam(source, 'code_challenge_method');
+  // RFC 9700 §2.1.1: PKCE is required, and only S256; "plain" or no method would allow a downgrade.
+  if (!codeChallenge) throw new OAuthError('invalid_request', 'code_challenge is required (PKCE with S256).');
+  if (method !== 'S256') throw new OAuthError('invalid_request', 'code_challenge_method must be S256.');
+  if (!isValidCodeChallenge(codeChallenge)) {
+    throw new OAuthError('invalid_request', 'code_challenge must be 43 to 128 base64url characters.');
+  }
+
+  const allowed = new Set(client.scope.split(' ').filter((scope) => config.scopeNames.has(scope)));
+  const scopeParam = readParam(source, 'scope');
+  const scopes = scopeParam === undefined ? [...allowed] : parseScope(scopeParam, allowed);
+  if (scopes.length === 0) throw new OAuthError('invalid_scope', 'No scope was requested.');
+
+  const resource = readResource(source, config.resources);
+  const params: Record<string, string> = {};
+  for (const name of CARRIED) {
+    const value = readParam(source, name);
+    if (value !== undefined) params[name] = value;
+  }
+  return { client, redirectUri: requestedUri, state, scopes, resource, codeChallenge, params };
+}
+
+/** RFC 8707 §2: the resource must be one this server protects; one per request here. */
+export function readResource(source: unknown, resources: readonly string[]): string {
+  const raw = source && typeof source === 'object' ? (source as Record<string, unknown>).resource : undefined;
+  if (Array.isArray(raw)) throw new OAuthError('invalid_target', 'Request one resource at a time.');
+  const value = readParam(source, 'resource');
+  if (value === undefined) return resources[0]!;
+  const normalised = value.replace(/\/+$/, '');
+  if (!resources.includes(normalised)) {
+    throw new OAuthError(
+      'invalid_target',
+      `The resource "${value.slice(0, 200)}" is not served by this authorization server.`,
+    );
+  }
+  return normalised;
+}

@@ -1,0 +1,169 @@
+// The authorization endpoint (RFC 6749 §4.1): the sign-in page, the consent page, and the two forms behind them.
+import { randomUUID } from 'node:crypto';
+import type { Request, RequestHandler, Response } from 'express';
+import { handle, type OAuthContext } from '../context';
+import { hashSecret, randomSecret } from '../crypto/secrets';
+import { OAuthError } from '../errors';
+import { clientRedirect, type RedirectTarget } from '../middleware/error-handler';
+import type { OAuthUser } from '../options';
+import { readParam } from '../util/params';
+import { formActionSource } from '../util/redirect-uri';
+import { validateAuthorizationRequest, type AuthorizationRequest } from './authorization-request';
+
+const SIGN_IN_FAILED = 'The email or password is incorrect.';
+
+function markAsPage(res: Response, request?: AuthorizationRequest): void {
+  res.locals.oauthPage = true;
+  if (request) res.locals.formActionSource = formActionSource(request.redirectUri);
+}
+
+function renderSignIn(
+  ctx: OAuthContext,
+  req: Request,
+  res: Response,
+  request: AuthorizationRequest,
+  extra: { email?: string; error?: string; status?: number } = {},
+) {
+  const fields = ctx.session.formFields(req, res, request.params);
+  return ctx.pages.render(
+    res,
+    'login',
+    {
+      ...fields,
+      action: `${ctx.config.endpoints.authorization}/sign-in`,
+      clientName: request.client.clientName ?? request.client.clientId,
+      email: extra.email ?? '',
+      error: extra.error,
+    },
+    extra.status,
+  );
+}
+
+function renderConsent(
+  ctx: OAuthContext,
+  req: Request,
+  res: Response,
+  request: AuthorizationRequest,
+  user: OAuthUser,
+) {
+  const fields = ctx.session.formFields(req, res, request.params);
+  const redirect = new URL(request.redirectUri);
+  return ctx.pages.render(res, 'consent', {
+    ...fields,
+    action: `${ctx.config.endpoints.authorization}/decision`,
+    clientName: request.client.clientName ?? request.client.clientId,
+    redirectHost: redirect.host || redirect.protocol,
+    scopes: request.scopes.map((name) => ({ name, description: ctx.config.scopes[name] ?? name })),
+    user,
+  });
+}
+
+/** Shows the sign-in page, or the consent page when the user is already signed in. */
+export function authorizePageHandler(ctx: OAuthContext): RequestHandler {
+  return handle(async (req, res) => {
+    markAsPage(res);
+    const request = await validateAuthorizationRequest(ctx, req.query, res);
+    markAsPage(res, request);
+    const user = await ctx.session.currentUser(req);
+    if (user) return renderConsent(ctx, req, res, request, user);
+    if (ctx.config.authenticateUser) return renderSignIn(ctx, req, res, request);
+    // The host app signs users in: send the browser there, to come back to this very request.
+    const returnTo = `${ctx.config.endpoints.authorization}?${new URLSearchParams(request.params)}`;
+    res.redirect(302, ctx.config.signInUrl!(returnTo, req));
+  });
+}
+
+/** Reads a form post: the CSRF token must be bound to this browser and the pending request still valid. */
+async function openForm(ctx: OAuthContext, req: Request, res: Response): Promise<AuthorizationRequest> {
+  markAsPage(res);
+  const { csrfValid, params } = ctx.session.openForm(req);
+  if (!csrfValid) {
+    throw new OAuthError(
+      'access_denied',
+      'This form was not sent from this site, or it has expired. Start again from your app.',
+    );
+  }
+  if (!params)
+    throw new OAuthError('invalid_request', 'This sign-in request has expired. Start again from your app.');
+  // Validate again: the client may have changed since the page was shown.
+  const { exp: _expiry, ...carried } = params;
+  const request = await validateAuthorizationRequest(ctx, carried, res);
+  markAsPage(res, request);
+  return request;
+}
+
+/** The sign-in form: checks the credentials, remembers the user, then shows consent. */
+export function signInHandler(ctx: OAuthContext): RequestHandler {
+  return handle(async (req, res) => {
+    const request = await openForm(ctx, req, res);
+    const email = readParam(req.body, 'email')?.trim() ?? '';
+    const password = readParam(req.body, 'password') ?? '';
+    const user = email && password ? await ctx.config.authenticateUser!(email, password, req) : undefined;
+    // One message for an unknown email and a wrong password, so the form does not reveal who has an account.
+    if (!user) return renderSignIn(ctx, req, res, request, { email, error: SIGN_IN_FAILED, status: 401 });
+    if (typeof user.id !== 'string' || !user.id)
+      throw new Error('authenticateUser returned a user without a string id.');
+    ctx.session.signIn(res, user);
+    res.redirect(303, `${ctx.config.endpoints.authorization}?${new URLSearchParams(request.params)}`);
+  });
+}
+
+/**
+ * The scopes the user left ticked on the consent page: only ever a subset of those requested, whatever the form
+ * sends. A replaced page without the checkboxes (no scope_choice) grants all of them.
+ */
+function grantedScopes(body: unknown, requested: string[]): string[] {
+  const fields = (body ?? {}) as Record<string, unknown>;
+  if (fields.scope_choice === undefined) return requested;
+  const ticked = new Set(
+    ([] as unknown[])
+      .concat(fields.scope ?? [])
+      .filter((value): value is string => typeof value === 'string'),
+  );
+  return requested.filter((scope) => ticked.has(scope));
+}
+
+/** The consent form: Deny redirects with access_denied; Allow issues a code bound to everything the user saw. */
+export function decisionHandler(ctx: OAuthContext): RequestHandler {
+  return handle(async (req, res) => {
+    const request = await openForm(ctx, req, res);
+    const user = await ctx.session.currentUser(req);
+    if (!user)
+      return renderSignIn(ctx, req, res, request, { error: 'Your sign-in has expired; sign in again.' });
+    const decision = readParam(req.body, 'decision');
+    if (decision !== 'allow') throw new OAuthError('access_denied', 'The user denied access.');
+    const scopes = grantedScopes(req.body, request.scopes);
+    if (scopes.length === 0) throw new OAuthError('access_denied', 'The user allowed no scope.');
+
+    const { store, config } = ctx;
+    const now = config.now();
+    const grantId = randomUUID();
+    await store.createGrant({
+      grantId,
+      clientId: request.client.clientId,
+      userId: user.id,
+      scopes,
+      resource: request.resource,
+      createdAt: now,
+      expiresAt: now + config.lifetimes.refreshToken * 1000,
+      lastUsedAt: null,
+      revokedAt: null,
+    });
+    const code = randomSecret();
+    await store.saveAuthorizationCode({
+      codeHash: hashSecret(code),
+      grantId,
+      clientId: request.client.clientId,
+      userId: user.id,
+      redirectUri: request.redirectUri,
+      scopes,
+      resource: request.resource,
+      codeChallenge: request.codeChallenge,
+      codeChallengeMethod: 'S256',
+      expiresAt: now + config.lifetimes.authorizationCode * 1000,
+    });
+    const target = res.locals.oauthRedirect as RedirectTarget;
+    res.setHeader('Cache-Control', 'no-store');
+    res.redirect(303, clientRedirect(config, target, { code }));
+  });
+}

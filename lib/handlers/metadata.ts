@@ -1,0 +1,71 @@
+// Discovery documents: authorization-server metadata (RFC 8414), protected-resource metadata (RFC 9728) and the
+// JWKS. Each is serialised once at startup; a request only writes the prepared bytes.
+import type { RequestHandler } from 'express';
+import type { OAuthContext } from '../context';
+
+/** The well-known URL path of a protected resource's metadata (RFC 9728 §3.1): inserted before the path. */
+export function protectedResourceMetadataPath(resource: string): string {
+  const path = new URL(resource).pathname.replace(/\/+$/, '');
+  return `/.well-known/oauth-protected-resource${path}`;
+}
+
+/** The absolute URL of a resource's metadata, as the bearer check announces it. */
+export function protectedResourceMetadataUrl(resource: string): string {
+  return new URL(resource).origin + protectedResourceMetadataPath(resource);
+}
+
+/** A document serialised once; browser-based MCP clients may read it from any origin. */
+function jsonDocument(document: unknown, cacheControl: string): RequestHandler {
+  const body = Buffer.from(JSON.stringify(document));
+  return function serveDocument(_req, res) {
+    res.setHeader('Access-Control-Allow-Origin', '*');
+    res.setHeader('Content-Type', 'application/json; charset=utf-8');
+    res.setHeader('Cache-Control', cacheControl);
+    res.end(body);
+  };
+}
+
+export function authorizationServerMetadataHandler({ config }: OAuthContext): RequestHandler {
+  const { endpoints } = config;
+  const authMethods = ['client_secret_basic', 'client_secret_post', 'none'];
+  return jsonDocument(
+    {
+      issuer: config.issuer,
+      authorization_endpoint: endpoints.authorization,
+      token_endpoint: endpoints.token,
+      registration_endpoint: endpoints.registration,
+      revocation_endpoint: endpoints.revocation,
+      jwks_uri: endpoints.jwks,
+      scopes_supported: Object.keys(config.scopes),
+      response_types_supported: ['code'],
+      response_modes_supported: ['query'],
+      grant_types_supported: ['authorization_code', 'refresh_token'],
+      code_challenge_methods_supported: ['S256'],
+      token_endpoint_auth_methods_supported: authMethods,
+      revocation_endpoint_auth_methods_supported: authMethods,
+      authorization_response_iss_parameter_supported: true,
+      ...(config.serviceDocumentation ? { service_documentation: config.serviceDocumentation } : {}),
+    },
+    'public, max-age=3600',
+  );
+}
+
+export function protectedResourceMetadataHandler({ config }: OAuthContext, resource: string): RequestHandler {
+  return jsonDocument(
+    {
+      resource,
+      // RFC 9728 §3.3: byte-identical to the issuer of the authorization server metadata.
+      authorization_servers: [config.issuer],
+      scopes_supported: Object.keys(config.scopes),
+      bearer_methods_supported: ['header'],
+      resource_name: config.serviceName,
+      ...(config.serviceDocumentation ? { resource_documentation: config.serviceDocumentation } : {}),
+    },
+    'public, max-age=3600',
+  );
+}
+
+export function jwksHandler({ signer }: OAuthContext): RequestHandler {
+  // Short caching: a verifier elsewhere must see a newly added key soon after a rotation.
+  return jsonDocument(signer.jwks(), 'public, max-age=300');
+}

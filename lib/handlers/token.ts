@@ -1,0 +1,162 @@
+// The token endpoint (RFC 6749 §3.2): authorization_code with PKCE (§4.1.3, RFC 7636 §4.6) and refresh_token
+// with rotation and reuse detection (§6, RFC 9700 §4.14).
+import type { Request, RequestHandler } from 'express';
+import { handle, type OAuthContext } from '../context';
+import { isValidCodeVerifier, verifyS256 } from '../crypto/pkce';
+import { hashSecret, randomSecret } from '../crypto/secrets';
+import { OAuthError } from '../errors';
+import { authenticateClient } from '../middleware/client-auth';
+import type { ClientRecord, GrantRecord } from '../store/types';
+import { readParam, requireParam } from '../util/params';
+import { parseScope } from '../util/scopes';
+import { readResource } from './authorization-request';
+
+interface TokenResponse {
+  access_token: string;
+  token_type: 'Bearer';
+  expires_in: number;
+  refresh_token?: string;
+  scope: string;
+}
+
+const invalidGrant = (description: string) => new OAuthError('invalid_grant', description);
+
+export function tokenHandler(ctx: OAuthContext): RequestHandler {
+  return handle(async (req, res) => {
+    const client = (await authenticateClient(ctx.findClient, req))!;
+    const grantType = requireParam(req.body, 'grant_type');
+    if (grantType !== 'authorization_code' && grantType !== 'refresh_token') {
+      throw new OAuthError('unsupported_grant_type', 'Use grant_type authorization_code or refresh_token.');
+    }
+    if (!client.grantTypes.includes(grantType)) {
+      throw new OAuthError(
+        'unauthorized_client',
+        `This client did not register the ${grantType} grant type.`,
+      );
+    }
+    const body =
+      grantType === 'authorization_code'
+        ? await exchangeCode(ctx, req, client)
+        : await refresh(ctx, req, client);
+    // RFC 6749 §5.1: responses with tokens must not be cached.
+    res.setHeader('Cache-Control', 'no-store');
+    res.setHeader('Pragma', 'no-cache');
+    res.json(body);
+  });
+}
+
+async function exchangeCode(ctx: OAuthContext, req: Request, client: ClientRecord): Promise<TokenResponse> {
+  const { store } = ctx;
+  const code = requireParam(req.body, 'code');
+  const redirectUri = requireParam(req.body, 'redirect_uri');
+  const verifier = requireParam(req.body, 'code_verifier');
+  if (!isValidCodeVerifier(verifier)) {
+    throw new OAuthError(
+      'invalid_request',
+      'code_verifier must be 43 to 128 characters of [A-Z a-z 0-9 - . _ ~].',
+    );
+  }
+  const codeHash = hashSecret(code);
+  // Everything is checked before the code is consumed, so a request from the wrong client cannot burn it.
+  const record = await store.findAuthorizationCode(codeHash);
+  if (!record) throw invalidGrant('The authorization code is invalid or has expired.');
+  if (record.clientId !== client.clientId)
+    throw invalidGrant('The authorization code was issued to another client.');
+  if (record.redirectUri !== redirectUri)
+    throw invalidGrant('redirect_uri differs from the one in the authorization request.');
+  const resource =
+    readParam(req.body, 'resource') === undefined
+      ? record.resource
+      : readResource(req.body, ctx.config.resources);
+  if (resource !== record.resource)
+    throw new OAuthError('invalid_target', 'The resource differs from the one authorized.');
+
+  if (!verifyS256(verifier, record.codeChallenge)) {
+    // The code is burned by a wrong verifier: whoever holds a stolen code gets exactly one guess.
+    await store.consumeAuthorizationCode(codeHash);
+    await ctx.revokeGrant(record.grantId);
+    throw invalidGrant('code_verifier does not match the code_challenge.');
+  }
+  // One transaction marks the code used and saves the first refresh token under its (still active) grant.
+  const refreshToken = client.grantTypes.includes('refresh_token') ? randomSecret() : undefined;
+  const outcome = await store.consumeAuthorizationCode(
+    codeHash,
+    refreshToken === undefined ? undefined : { tokenHash: hashSecret(refreshToken) },
+  );
+  if (outcome.status === 'replayed') {
+    // RFC 6749 §4.1.2: a code used twice revokes everything issued from it.
+    await ctx.revokeGrant(record.grantId);
+    throw invalidGrant('The authorization code was already used; the tokens issued from it are revoked.');
+  }
+  if (outcome.status === 'not_found') throw invalidGrant('The authorization code is invalid or has expired.');
+  if (!outcome.grant) throw invalidGrant('The authorization was revoked.');
+  return accessTokenResponse(ctx, outcome.grant, record.scopes, refreshToken);
+}
+
+async function refresh(ctx: OAuthContext, req: Request, client: ClientRecord): Promise<TokenResponse> {
+  const { store, config } = ctx;
+  const presentedHash = hashSecret(requireParam(req.body, 'refresh_token'));
+  const scopeParam = readParam(req.body, 'scope');
+  const resourceParam = readParam(req.body, 'resource');
+  let scopes: string[] | undefined;
+  if (scopeParam !== undefined || resourceParam !== undefined) {
+    // Checked before rotating, so a bad request does not use the token up. RFC 6749 §6: narrower, never wider.
+    const known = await store.findRefreshToken(presentedHash);
+    if (!known || known.clientId !== client.clientId)
+      throw invalidGrant('The refresh token is invalid or has expired.');
+    const current = await store.findGrant(known.grantId);
+    if (!current || current.revokedAt !== null) throw invalidGrant('The authorization was revoked.');
+    scopes = scopeParam === undefined ? current.scopes : parseScope(scopeParam, new Set(current.scopes));
+    if (scopes.length === 0) throw new OAuthError('invalid_scope', 'The scope must not be empty.');
+    if (resourceParam !== undefined && readResource(req.body, config.resources) !== current.resource) {
+      throw new OAuthError('invalid_target', 'The resource differs from the one authorized.');
+    }
+  }
+
+  const successor = randomSecret();
+  const outcome = await store.rotateRefreshToken({
+    presentedHash,
+    clientId: client.clientId,
+    successorHash: hashSecret(successor),
+    retryWindowMs: config.lifetimes.refreshRetryWindow * 1000,
+  });
+  if (outcome.status === 'reused') {
+    await ctx.revokeGrant(outcome.grantId);
+    throw invalidGrant('The refresh token was already used; the authorization is revoked.');
+  }
+  if (outcome.status === 'invalid') throw invalidGrant('The refresh token is invalid or has expired.');
+  // Without a scope parameter the token carries the grant's whole scope (the rotation already checked the rest).
+  return accessTokenResponse(ctx, outcome.grant, scopes ?? outcome.grant.scopes, successor);
+}
+
+function accessTokenResponse(
+  ctx: OAuthContext,
+  grant: GrantRecord,
+  scopes: string[],
+  refreshToken: string | undefined,
+): TokenResponse {
+  const { config, signer } = ctx;
+  // Nothing outlives the grant: the last access token expires with it.
+  const expiresIn = Math.min(
+    config.lifetimes.accessToken,
+    Math.floor((grant.expiresAt - config.now()) / 1000),
+  );
+  if (expiresIn <= 0) throw invalidGrant('The authorization has expired.');
+  const scope = scopes.join(' ');
+  const { token } = signer.signAccessToken({
+    issuer: config.issuer,
+    subject: grant.userId,
+    audience: grant.resource ?? config.resources[0]!,
+    clientId: grant.clientId,
+    scope,
+    grantId: grant.grantId,
+    expiresIn,
+  });
+  return {
+    access_token: token,
+    token_type: 'Bearer',
+    expires_in: expiresIn,
+    ...(refreshToken === undefined ? {} : { refresh_token: refreshToken }),
+    scope,
+  };
+}

@@ -1,0 +1,64 @@
+// The public contract of express-mcp-oauth: named re-exports only. Everything not exported here is internal.
+
+/** Opens a SQLite database (a path or an open better-sqlite3 Database), migrates it, and returns the default store. */
+export { createSqliteStore } from './store/sqlite';
+/** The SQLite store and its options. */
+export type { SqliteStore, SqliteStoreOptions } from './store/sqlite';
+
+/** The storage contract a custom store implements, and its records. */
+export type {
+  AuthorizationCodeRecord,
+  ClientRecord,
+  ConsumeCodeResult,
+  GrantRecord,
+  GrantWithClient,
+  MaybePromise,
+  OAuthStore,
+  RefreshTokenRecord,
+  RotateRefreshTokenInput,
+  RotateRefreshTokenResult,
+  TokenEndpointAuthMethod,
+} from './store/types';
+
+/** The SHA-256 hash of a secret, the only form in which secrets reach a store. */
+export type { SecretHash } from './crypto/secrets';
+
+/** Creates the RFC 9068 access-token signer (ES256 by default, RS256 optional), with key rotation and a JWKS. */
+export { createJwtSigner } from './crypto/signer';
+/** The signer, its options and the claims of its access tokens. */
+export type { AccessTokenClaims, AccessTokenInput, JwtSigner, JwtSignerOptions } from './crypto/signer';
+/** Generates a signing key pair (EC P-256 for ES256, RSA 2048 for RS256) and returns its private KeyObject. */
+export { generateSigningKey } from './crypto/keys';
+/** A signing key as the signer accepts it, the supported algorithms, and a published public key. */
+export type { PublicJwk, SigningAlgorithm, SigningKeyInput } from './crypto/keys';
+
+/** The OAuth error class and a type guard for it. */
+export { OAuthError, isOAuthError } from './errors';
+/** The closed set of OAuth error codes. */
+export type { OAuthErrorCode } from './errors';
+
+/** Creates the Express router with every OAuth endpoint, and the bearer check for the tool server. */
+export { createOAuthRouter } from './router';
+/** The router and what it carries: requireBearer, wellKnown, revokeGrant, config. */
+export type { OAuthRouter } from './router';
+/** The router's options, the user the host app signs in, lifetimes, rate limits and a rate-limit store. */
+export type {
+  LifetimeOptions,
+  OAuthRouterOptions,
+  OAuthUser,
+  RateLimitOptions,
+  RateLimitStore,
+} from './options';
+/** One rate limit's settings and the names of the limits. */
+export type { LimitOptions, RateLimitName } from './rate-limit-options';
+/** What requireBearer accepts, and what it puts on req.auth. */
+export type { AuthenticatedRequest, BearerAuth, RequireBearerOptions } from './middleware/bearer';
+/** The service's 15 scopes with their plain-language descriptions: the default catalogue. */
+export { DEFAULT_SCOPES } from './util/scopes';
+/** The HTTP status of each OAuth error code. */
+export { OAUTH_ERROR_STATUS } from './errors';
+
+/** Connects to PostgreSQL (a connection string or a pg Pool), migrates its schema and returns the store. Needs `pg`. */
+export { createPostgresStore } from './store/postgres';
+/** The PostgreSQL store and its options. */
+export type { PostgresStore, PostgresStoreOptions } from './store/postgres';

@@ -1,0 +1,139 @@
+// The bearer check for the tool server (RFC 6750, RFC 9068 §4, RFC 9728 §5.1). It runs on every tool call, so all
+// per-route work (header templates, the resource URL) is done once, when the middleware is created.
+import type { Request, RequestHandler, Response } from 'express';
+import type { OAuthContext } from '../context';
+import { OAuthError, isOAuthError } from '../errors';
+import { protectedResourceMetadataUrl } from '../handlers/metadata';
+import type { BearerCache } from './bearer-cache';
+
+/** What requireBearer puts on `req.auth`. It is a superset of the MCP SDK's AuthInfo, so the SDK passes it to tools. */
+export interface BearerAuth {
+  /** The access token itself. */
+  token: string;
+  clientId: string;
+  /** The user the token acts for (the token's `sub`). */
+  userId: string;
+  scopes: string[];
+  grantId: string;
+  /** Expiry, in seconds since the epoch. */
+  expiresAt: number;
+  /** The resource (audience) the token was issued for. */
+  resource: URL;
+  extra: { userId: string; grantId: string };
+}
+
+/** An Express request that passed requireBearer. */
+export type AuthenticatedRequest = Request & { auth: BearerAuth };
+
+/** Options of requireBearer. */
+export interface RequireBearerOptions {
+  /** Scopes the route needs; all of them must be granted. Default: none. */
+  scopes?: string[];
+  /** The protected resource this route belongs to; tokens for any other audience are refused. Default: the first. */
+  resource?: string;
+}
+
+/** RFC 6750 §2.1: b64token = 1*( ALPHA / DIGIT / "-" / "." / "_" / "~" / "+" / "/" ) *"=". */
+const BEARER_HEADER = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i;
+
+const quote = (value: string) => `"${value.replace(/["\\]/g, '')}"`;
+
+export function createRequireBearer(
+  ctx: OAuthContext,
+  cache: BearerCache,
+): (options?: RequireBearerOptions) => RequestHandler {
+  const { config, signer } = ctx;
+  return function requireBearer(options = {}) {
+    const resource = (options.resource ?? config.resources[0]!).replace(/\/+$/, '');
+    if (!config.resources.includes(resource)) {
+      throw new TypeError(
+        `requireBearer: "${resource}" is not one of the router's resources (${config.resources.join(', ')}).`,
+      );
+    }
+    const needed = options.scopes ?? [];
+    for (const scope of needed) {
+      if (!config.scopeNames.has(scope))
+        throw new TypeError(`requireBearer: "${scope}" is not in the scope catalogue.`);
+    }
+    const resourceUrl = new URL(resource);
+    const challengeBase = `Bearer resource_metadata=${quote(protectedResourceMetadataUrl(resource))}${
+      needed.length ? `, scope=${quote(needed.join(' '))}` : ''
+    }`;
+    const expected = { issuer: config.issuer, audience: resource };
+
+    const refuse = (res: Response, error: OAuthError | undefined) => {
+      // RFC 6750 §3.1: a request without credentials gets the challenge but no error code.
+      const challenge = error
+        ? `${challengeBase}, error=${quote(error.code)}, error_description=${quote(error.description)}`
+        : challengeBase;
+      res.setHeader('WWW-Authenticate', challenge);
+      // Added to what the host app exposes already (Mcp-Session-Id, say), never in place of it.
+      const exposed = String(res.getHeader('Access-Control-Expose-Headers') ?? '');
+      if (!/\bwww-authenticate\b/i.test(exposed)) {
+        res.setHeader(
+          'Access-Control-Expose-Headers',
+          exposed ? `${exposed}, WWW-Authenticate` : 'WWW-Authenticate',
+        );
+      }
+      res.setHeader('Cache-Control', 'no-store');
+      const body = error ?? new OAuthError('invalid_token', 'An access token is required.');
+      res.status(body.status).json(body.toJSON());
+    };
+
+    return function checkBearerToken(req, res, next) {
+      const header = req.headers.authorization;
+      // Another scheme (Basic, say) counts as no credentials at all (RFC 6750 §3.1).
+      if (!header || !/^bearer /i.test(header)) return refuse(res, undefined);
+      // The common case, a token verified before: found as is, it needs no further parsing.
+      let token = header.slice(7);
+      let known = cache.verifiedToken(token, resource);
+      if (!known) {
+        const match = BEARER_HEADER.exec(header);
+        if (!match) {
+          return refuse(
+            res,
+            new OAuthError('invalid_request', 'Send the token as "Authorization: Bearer <token>".'),
+          );
+        }
+        token = match[1]!;
+        try {
+          known =
+            cache.verifiedToken(token, resource) ??
+            cache.rememberToken(token, resource, signer.verifyAccessToken(token, expected));
+        } catch (error) {
+          if (!isOAuthError(error)) return next(error);
+          return refuse(res, error);
+        }
+      }
+      const { claims, scopes } = known;
+      const admit = (active: boolean) => {
+        if (!active)
+          return refuse(res, new OAuthError('invalid_token', 'The access token has been revoked.'));
+        if (needed.length) {
+          const missing = needed.filter((scope) => !scopes.includes(scope));
+          if (missing.length) {
+            return refuse(
+              res,
+              new OAuthError('insufficient_scope', `This needs the scope ${missing.join(' ')}.`),
+            );
+          }
+        }
+        (req as AuthenticatedRequest).auth = {
+          token,
+          clientId: claims.client_id,
+          userId: claims.sub,
+          scopes: [...scopes],
+          grantId: claims.grant_id,
+          expiresAt: claims.exp,
+          resource: resourceUrl,
+          extra: { userId: claims.sub, grantId: claims.grant_id },
+        };
+        next();
+      };
+      // Usually answered from memory: no promise, no database read.
+      const active = cache.isGrantActive(claims.grant_id);
+      if (typeof active === 'boolean') return admit(active);
+      active.then(admit, next);
+    };
+  };
+}

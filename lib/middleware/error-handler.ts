@@ -1,0 +1,85 @@
+// The one place where errors become responses: a redirect back to the client once its redirect URI is trusted,
+// an HTML page for the browser before that, JSON (RFC 6749 §5.2) everywhere else.
+import type { ErrorRequestHandler, Request } from 'express';
+import { OAuthError, isOAuthError } from '../errors';
+import type { OAuthConfig } from '../options';
+import type { Pages } from '../pages';
+
+/** Set on res.locals by the authorization endpoint once client_id and redirect_uri are verified. */
+export interface RedirectTarget {
+  redirectUri: string;
+  state: string | undefined;
+}
+
+/** Builds the redirect to the client with the response parameters and the issuer (RFC 9207 §2). */
+export function clientRedirect(
+  config: OAuthConfig,
+  target: RedirectTarget,
+  params: Record<string, string>,
+): string {
+  const url = new URL(target.redirectUri);
+  for (const [name, value] of Object.entries(params)) url.searchParams.set(name, value);
+  if (target.state !== undefined) url.searchParams.set('state', target.state);
+  url.searchParams.set('iss', config.issuer);
+  return url.href;
+}
+
+/** Body-parser failures are the client's fault: say so in OAuth terms instead of answering 500. */
+function fromBodyParser(error: { type?: string; status?: number; expose?: boolean }): OAuthError | undefined {
+  switch (error.type) {
+    case 'entity.parse.failed':
+      return new OAuthError('invalid_request', 'The request body could not be parsed.');
+    case 'entity.too.large':
+      return new OAuthError('invalid_request', 'The request body is too large.', { status: 413 });
+    case 'parameters.too.many':
+      return new OAuthError('invalid_request', 'The request has too many parameters.', { status: 413 });
+    case 'encoding.unsupported':
+    case 'charset.unsupported':
+      return new OAuthError('invalid_request', 'The request body uses an unsupported encoding.', {
+        status: 415,
+      });
+    default:
+      // Any other client error from body parsing (a corrupt compressed body, an aborted upload) is still the
+      // client's: http-errors marks those with expose and a 4xx status.
+      return (error as { expose?: boolean }).expose &&
+        error.status &&
+        error.status >= 400 &&
+        error.status < 500
+        ? new OAuthError('invalid_request', 'The request body could not be read.', { status: error.status })
+        : undefined;
+  }
+}
+
+function toOAuthError(error: unknown, req: Request, config: OAuthConfig): OAuthError {
+  if (isOAuthError(error)) return error;
+  const parsed = error && typeof error === 'object' ? fromBodyParser(error) : undefined;
+  if (parsed) return parsed;
+  config.onError(error, req);
+  return new OAuthError('server_error', 'An unexpected error occurred; try again later.');
+}
+
+export function createErrorHandler(config: OAuthConfig, pages: Pages): ErrorRequestHandler {
+  return function oauthErrorHandler(error, req, res, next) {
+    if (res.headersSent) return next(error);
+    const oauthError = toOAuthError(error, req, config);
+    const target = res.locals.oauthRedirect as RedirectTarget | undefined;
+
+    // RFC 6749 §4.1.2.1: once the redirect URI is known to be the client's, errors go back to the client.
+    if (target && oauthError.code !== 'too_many_requests') {
+      const location = clientRedirect(config, target, {
+        error: oauthError.code,
+        error_description: oauthError.description,
+      });
+      res.setHeader('Cache-Control', 'no-store');
+      // RFC 9700 §4.12: 303 after a form post, so the browser does not re-send the form to the client.
+      return res.redirect(req.method === 'GET' ? 302 : 303, location);
+    }
+    for (const [name, value] of Object.entries(oauthError.headers)) res.setHeader(name, value);
+    if (res.locals.oauthPage) {
+      const page = { status: oauthError.status, error: oauthError.code, description: oauthError.description };
+      return void pages.render(res, 'error', page, oauthError.status).catch(next);
+    }
+    res.setHeader('Cache-Control', 'no-store');
+    res.status(oauthError.status).json(oauthError.toJSON());
+  };
+}

@@ -1,0 +1,237 @@
+// The router's public options, parsed once into an internal config. Every mistake fails here, at startup, with a
+// message that says how to fix it.
+import { randomBytes } from 'node:crypto';
+import { isAbsolute } from 'node:path';
+import type { Request } from 'express';
+import type { Store } from 'express-rate-limit';
+import type { MaybePromise } from './store/types';
+import { DEFAULT_SCOPES, type ScopeCatalogue } from './util/scopes';
+import { parseRateLimits, type RateLimitConfig, type RateLimitOptions } from './rate-limit-options';
+import type { BearerCacheOptions } from './middleware/bearer-cache';
+
+/** A signed-in user, as the host app describes it. */
+export interface OAuthUser {
+  /** A stable id: it becomes the access token's `sub`. */
+  id: string;
+  /** Shown on the consent page. */
+  name?: string;
+  email?: string;
+}
+
+/** Lifetimes, in seconds. */
+export interface LifetimeOptions {
+  /** Default 600 (10 minutes). */
+  authorizationCode?: number;
+  /** Default 3600 (60 minutes). */
+  accessToken?: number;
+  /** How long a grant and its refresh tokens last. Default 2,592,000 (30 days). */
+  refreshToken?: number;
+  /** How long a used refresh token may be presented again (a lost response). Default 60. */
+  refreshRetryWindow?: number;
+  /** How long the sign-in cookie remembers the user. Default 1800 (30 minutes). */
+  signIn?: number;
+}
+
+/** The options of createOAuthRouter. */
+export interface OAuthRouterOptions {
+  /** The public base URL: the issuer (RFC 8414 §2). https, or http on a loopback host. */
+  issuer: string;
+  /** The protected resources (RFC 8707), such as `${issuer}/mcp`. The first is the default. Default [`${issuer}/mcp`]. */
+  resources?: string[];
+  /** The scope catalogue: each scope with the plain words the consent page shows. Default: the 15 scopes of the service. */
+  scopes?: Record<string, string>;
+  lifetimes?: LifetimeOptions;
+  /** Checks an email and password from the built-in sign-in form; returns the user, or null. */
+  authenticateUser?: (
+    email: string,
+    password: string,
+    req: Request,
+  ) => MaybePromise<OAuthUser | null | undefined>;
+  /** Returns the user already signed in to the host app (its own session), or null. */
+  getSessionUser?: (req: Request) => MaybePromise<OAuthUser | null | undefined>;
+  /** With getSessionUser and no authenticateUser: where to send a browser that is not signed in. */
+  signInUrl?: (returnTo: string, req: Request) => string;
+  /** Key for the sign-in cookie, CSRF tokens and pending requests: at least 32 bytes. Default: random per process. */
+  secret?: string | Buffer;
+  /** Rate limits per endpoint, or false to turn them all off (load tests only). */
+  rateLimits?: RateLimitOptions | false;
+  /** Absolute paths of EJS templates that replace the built-in pages. */
+  views?: { login?: string; consent?: string; error?: string };
+  /** The service's name, shown on the pages. Default "this service". */
+  serviceName?: string;
+  /** A URL of human-readable documentation, published as service_documentation. */
+  serviceDocumentation?: string;
+  /** The clock, in milliseconds. Default Date.now. */
+  now?: () => number;
+  /** Called with every unexpected error (answered as server_error). Default: console.error. */
+  onError?: (error: unknown, req: Request) => void;
+  /** The bearer check's memory: verified tokens, and how long a grant's "active" state is trusted. */
+  cache?: BearerCacheOptions;
+}
+
+/** The parsed configuration the handlers use. */
+export interface OAuthConfig {
+  issuer: string;
+  /** The issuer's path ('' or '/tenant'): where the router is mounted. */
+  mountPath: string;
+  endpoints: { authorization: string; token: string; registration: string; revocation: string; jwks: string };
+  resources: readonly string[];
+  scopes: ScopeCatalogue;
+  scopeNames: ReadonlySet<string>;
+  lifetimes: Required<LifetimeOptions>;
+  authenticateUser: OAuthRouterOptions['authenticateUser'];
+  getSessionUser: OAuthRouterOptions['getSessionUser'];
+  signInUrl: OAuthRouterOptions['signInUrl'];
+  secret: Buffer;
+  rateLimits: RateLimitConfig | false;
+  views: { login?: string; consent?: string; error?: string };
+  serviceName: string;
+  serviceDocumentation: string | undefined;
+  secureCookies: boolean;
+  now: () => number;
+  onError: (error: unknown, req: Request) => void;
+  cache: Required<BearerCacheOptions>;
+}
+
+export type { RateLimitOptions, Store as RateLimitStore };
+
+const LOOPBACK = new Set(['localhost', '127.0.0.1', '[::1]']);
+
+function fail(message: string): never {
+  throw new TypeError(`createOAuthRouter: ${message}`);
+}
+
+/** Parses a public URL: absolute, no query or fragment, https unless on a loopback host; no trailing slash. */
+function parsePublicUrl(name: string, value: unknown): URL {
+  if (typeof value !== 'string') fail(`${name} must be a URL string such as "https://api.example.com".`);
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    fail(`${name} "${value}" is not an absolute URL; use e.g. "https://api.example.com".`);
+  }
+  if (url.search || url.hash || value.includes('#'))
+    fail(`${name} "${value}" must not have a query or fragment.`);
+  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && LOOPBACK.has(url.hostname))) {
+    fail(`${name} "${value}" must use https (http is allowed only for localhost, 127.0.0.1 and [::1]).`);
+  }
+  return url;
+}
+
+const stripSlash = (value: string) => value.replace(/\/+$/, '');
+
+function parseSeconds(name: string, value: unknown, fallback: number, min: number, max: number): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
+    fail(`lifetimes.${name} must be a whole number of seconds from ${min} to ${max}, got ${String(value)}.`);
+  }
+  return value;
+}
+
+export function parseOptions(options: OAuthRouterOptions): OAuthConfig {
+  if (!options || typeof options !== 'object')
+    fail('pass options with at least { issuer, authenticateUser }.');
+  const issuerUrl = parsePublicUrl('issuer', options.issuer);
+  const issuer = stripSlash(issuerUrl.href);
+  const mountPath = stripSlash(issuerUrl.pathname);
+  const base = `${issuer}/v1/oauth`;
+
+  const resources = (options.resources ?? [`${issuer}/mcp`]).map((resource, index) => {
+    const url = parsePublicUrl(`resources[${index}]`, resource);
+    if (url.origin !== issuerUrl.origin)
+      fail(`resources[${index}] must be on the issuer's origin ${issuerUrl.origin}.`);
+    return stripSlash(url.href);
+  });
+  if (resources.length === 0)
+    fail('resources must list at least one protected resource, e.g. [`${issuer}/mcp`].');
+
+  const scopes = options.scopes ?? DEFAULT_SCOPES;
+  const scopeEntries = Object.entries(scopes);
+  if (scopeEntries.length === 0) fail('scopes must name at least one scope.');
+  for (const [scope, description] of scopeEntries) {
+    if (!/^[\x21\x23-\x5B\x5D-\x7E]+$/.test(scope))
+      fail(`the scope "${scope}" has characters RFC 6749 §3.3 forbids.`);
+    if (typeof description !== 'string' || !description)
+      fail(`the scope "${scope}" needs a plain-language description.`);
+  }
+
+  const lifetimes = options.lifetimes ?? {};
+  const parsedLifetimes: Required<LifetimeOptions> = {
+    authorizationCode: parseSeconds('authorizationCode', lifetimes.authorizationCode, 600, 1, 600),
+    accessToken: parseSeconds('accessToken', lifetimes.accessToken, 3600, 1, 86_400),
+    refreshToken: parseSeconds('refreshToken', lifetimes.refreshToken, 30 * 86_400, 60, 366 * 86_400),
+    refreshRetryWindow: parseSeconds('refreshRetryWindow', lifetimes.refreshRetryWindow, 60, 0, 600),
+    signIn: parseSeconds('signIn', lifetimes.signIn, 1800, 60, 86_400),
+  };
+
+  const { authenticateUser, getSessionUser, signInUrl } = options;
+  if (!authenticateUser && !getSessionUser) {
+    fail(
+      'say how users sign in: authenticateUser(email, password) for the built-in form, or getSessionUser(req).',
+    );
+  }
+  for (const [name, value] of Object.entries({ authenticateUser, getSessionUser, signInUrl })) {
+    if (value !== undefined && typeof value !== 'function') fail(`${name} must be a function.`);
+  }
+  if (getSessionUser && !authenticateUser && !signInUrl) {
+    fail(
+      'with getSessionUser and no authenticateUser, give signInUrl(returnTo) so a signed-out browser has somewhere to go.',
+    );
+  }
+
+  const secret = options.secret === undefined ? randomBytes(32) : Buffer.from(options.secret);
+  if (secret.length < 32)
+    fail('secret must be at least 32 bytes; generate one with `openssl rand -base64 32`.');
+
+  const views = options.views ?? {};
+  for (const [name, path] of Object.entries(views)) {
+    if (!['login', 'consent', 'error'].includes(name))
+      fail(`views.${name} is not a page; use login, consent or error.`);
+    if (typeof path !== 'string' || !isAbsolute(path))
+      fail(`views.${name} must be an absolute path to an EJS file.`);
+  }
+  if (options.serviceDocumentation !== undefined)
+    parsePublicUrl('serviceDocumentation', options.serviceDocumentation);
+  if (options.now !== undefined && typeof options.now !== 'function')
+    fail('now must be a function returning milliseconds.');
+  const cache = {
+    accessTokens: options.cache?.accessTokens ?? 10_000,
+    grantStatusMs: options.cache?.grantStatusMs ?? 1000,
+  };
+  if (!Number.isInteger(cache.accessTokens) || cache.accessTokens < 0 || cache.accessTokens > 1_000_000) {
+    fail('cache.accessTokens must be a whole number from 0 (off) to 1,000,000.');
+  }
+  if (!Number.isInteger(cache.grantStatusMs) || cache.grantStatusMs < 0 || cache.grantStatusMs > 60_000) {
+    fail(
+      'cache.grantStatusMs must be a whole number of milliseconds from 0 (always ask the store) to 60,000.',
+    );
+  }
+
+  return {
+    issuer,
+    mountPath,
+    endpoints: {
+      authorization: `${base}/authorize`,
+      token: `${base}/token`,
+      registration: `${base}/register`,
+      revocation: `${base}/revoke`,
+      jwks: `${base}/jwks`,
+    },
+    resources,
+    scopes,
+    scopeNames: new Set(Object.keys(scopes)),
+    lifetimes: parsedLifetimes,
+    authenticateUser,
+    getSessionUser,
+    signInUrl,
+    secret,
+    rateLimits: options.rateLimits === false ? false : parseRateLimits(options.rateLimits ?? {}, fail),
+    views,
+    serviceName: options.serviceName ?? 'this service',
+    serviceDocumentation: options.serviceDocumentation,
+    secureCookies: issuerUrl.protocol === 'https:',
+    now: options.now ?? Date.now,
+    onError: options.onError ?? ((error) => console.error('express-mcp-oauth: unexpected error', error)),
+    cache,
+  };
+}

@@ -1,0 +1,80 @@
+// The HTML pages of the authorization endpoint: EJS templates (replaceable by the host app) served with a strict
+// Content-Security-Policy, framing forbidden and caching off.
+import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import ejs from 'ejs';
+import type { RequestHandler, Response } from 'express';
+import helmet from 'helmet';
+import type { OAuthConfig } from './options';
+
+export type PageName = 'login' | 'consent' | 'error';
+
+export interface Pages {
+  /** Security headers for every page: CSP with a per-response nonce, no framing, no caching. */
+  headers: RequestHandler;
+  render(res: Response, page: PageName, data: Record<string, unknown>, status?: number): Promise<void>;
+}
+
+/** The package's own views/ folder, found from this file whether it runs from lib/ (tests) or dist/lib/. */
+function builtInViews(): string {
+  for (let dir = __dirname; dir !== dirname(dir); dir = dirname(dir)) {
+    if (existsSync(join(dir, 'views', 'consent.ejs'))) return join(dir, 'views');
+  }
+  throw new Error('express-mcp-oauth: its views/ folder is missing; reinstall the package.');
+}
+
+export function createPages(config: OAuthConfig): Pages {
+  const viewsDir = builtInViews();
+  const files: Record<PageName, string> = {
+    login: config.views.login ?? join(viewsDir, 'login.ejs'),
+    consent: config.views.consent ?? join(viewsDir, 'consent.ejs'),
+    error: config.views.error ?? join(viewsDir, 'error.ejs'),
+  };
+  for (const file of Object.values(files)) {
+    if (!existsSync(file)) throw new TypeError(`createOAuthRouter: the view ${file} does not exist.`);
+  }
+
+  const securityHeaders = helmet({
+    // Set at render time (below), once the page knows where its form may lead.
+    contentSecurityPolicy: false,
+    frameguard: { action: 'deny' },
+    referrerPolicy: { policy: 'no-referrer' },
+    crossOriginResourcePolicy: { policy: 'same-origin' },
+  });
+  const contentSecurityPolicy = helmet.contentSecurityPolicy({
+    useDefaults: false,
+    directives: {
+      defaultSrc: ["'none'"],
+      styleSrc: [(_req, res) => `'nonce-${(res as Response).locals.cspNonce}'`],
+      imgSrc: ["'self'", 'data:', 'https:'],
+      // Chromium applies form-action to the redirect that follows a form post, so the client's redirect target
+      // must be allowed here, or the browser would refuse to go back to the app after Allow or Deny.
+      formAction: [
+        (_req, res) => ["'self'", (res as Response).locals.formActionSource].filter(Boolean).join(' '),
+      ],
+      frameAncestors: ["'none'"],
+      baseUri: ["'none'"],
+    },
+  });
+
+  return {
+    headers: function pageSecurityHeaders(req, res, next) {
+      res.locals.cspNonce = randomBytes(16).toString('base64');
+      res.setHeader('Cache-Control', 'no-store');
+      res.setHeader('Pragma', 'no-cache');
+      securityHeaders(req, res, next);
+    },
+
+    async render(res, page, data, status = 200) {
+      const html = await ejs.renderFile(
+        files[page],
+        { serviceName: config.serviceName, nonce: res.locals.cspNonce ?? '', error: undefined, ...data },
+        { cache: true, async: false },
+      );
+      // The policy middleware only sets a header, synchronously.
+      contentSecurityPolicy(res.req, res, () => undefined);
+      res.status(status).type('html').send(html);
+    },
+  };
+}

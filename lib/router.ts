@@ -1,0 +1,143 @@
+// createOAuthRouter: parses the options once, builds every endpoint and mounts them on one Express router.
+import express, { type RequestHandler, type Router } from 'express';
+import { cachedClientLookup, type OAuthContext } from './context';
+import { createSealer } from './crypto/seal';
+import type { JwtSigner } from './crypto/signer';
+import { authorizePageHandler, decisionHandler, signInHandler } from './handlers/authorize';
+import {
+  authorizationServerMetadataHandler,
+  jwksHandler,
+  protectedResourceMetadataHandler,
+  protectedResourceMetadataPath,
+} from './handlers/metadata';
+import { registerHandler } from './handlers/register';
+import { revokeHandler } from './handlers/revoke';
+import { tokenHandler } from './handlers/token';
+import { allowMethods } from './middleware/allowed-methods';
+import { createRequireBearer, type RequireBearerOptions } from './middleware/bearer';
+import { createBearerCache } from './middleware/bearer-cache';
+import { openCors } from './middleware/cors';
+import { createErrorHandler } from './middleware/error-handler';
+import { createRateLimiters } from './middleware/rate-limits';
+import { parseOptions, type OAuthConfig, type OAuthRouterOptions } from './options';
+import { createPages } from './pages';
+import { createBrowserSession } from './session';
+import type { OAuthStore } from './store/types';
+
+/** The router returned by createOAuthRouter, with what the host app needs beside it. */
+export interface OAuthRouter extends Router {
+  /** Middleware for the tool server: a valid access token for the resource, with the given scopes. */
+  requireBearer(options?: RequireBearerOptions): RequestHandler;
+  /** The well-known documents at their absolute paths; mount at the app's root when the issuer has a path. */
+  wellKnown: Router;
+  /** Revokes a grant (a "connected app"): its refresh tokens at once, its access tokens at their next use. */
+  revokeGrant(grantId: string): Promise<boolean>;
+  /** The parsed configuration (issuer, endpoints, resources, lifetimes). */
+  config: Readonly<OAuthConfig>;
+}
+
+const BODY_LIMIT = '16kb';
+
+export function createOAuthRouter(
+  store: OAuthStore,
+  signer: JwtSigner,
+  options: OAuthRouterOptions,
+): OAuthRouter {
+  if (!store || typeof store.findClient !== 'function')
+    throw new TypeError(
+      'createOAuthRouter: the first argument must be a store (e.g. createSqliteStore(path)).',
+    );
+  if (!signer || typeof signer.signAccessToken !== 'function')
+    throw new TypeError('createOAuthRouter: the second argument must be a signer (createJwtSigner()).');
+  const config = parseOptions(options);
+  const sealer = createSealer(config.secret, config.now);
+  const pages = createPages(config);
+  const cache = createBearerCache(store, config.cache, config.now);
+  const ctx: OAuthContext = {
+    store,
+    signer,
+    config,
+    sealer,
+    pages,
+    session: createBrowserSession(config, sealer),
+    findClient: cachedClientLookup(store),
+    revokeGrant: async (grantId) => {
+      // This process refuses the grant's tokens from now on, before the store has even answered.
+      cache.forgetGrant(grantId);
+      return Boolean(await store.revokeGrant(grantId));
+    },
+  };
+  const limits = createRateLimiters(config);
+  const json = express.json({ limit: BODY_LIMIT, type: ['application/json', 'application/*+json'] });
+  const form = express.urlencoded({ extended: false, limit: BODY_LIMIT, parameterLimit: 50 });
+  const errorHandler = createErrorHandler(config, pages);
+
+  // Public documents: GET with open CORS (set by the document handler itself, one step less on a hot path),
+  // OPTIONS for preflights, 405 for the rest.
+  const metadataCors = openCors(['GET']);
+  const serveDocument = (target: express.Router, path: string, handler: express.RequestHandler) =>
+    target
+      .route(path)
+      .get(handler)
+      .options(metadataCors)
+      .all(allowMethods(['GET']));
+  const asMetadata = authorizationServerMetadataHandler(ctx);
+  const mountWellKnown = (target: express.Router) => {
+    // RFC 8414 §3.1: for an issuer with a path, the well-known segment goes between host and path.
+    serveDocument(target, `/.well-known/oauth-authorization-server${config.mountPath}`, asMetadata);
+    for (const resource of config.resources) {
+      serveDocument(
+        target,
+        protectedResourceMetadataPath(resource),
+        protectedResourceMetadataHandler(ctx, resource),
+      );
+    }
+  };
+  const wellKnown = express.Router();
+  mountWellKnown(wellKnown);
+  wellKnown.use(errorHandler);
+
+  const router = express.Router() as OAuthRouter;
+  if (config.mountPath === '') {
+    // Mounted at the root, the documents sit in this router itself rather than one router deeper.
+    mountWellKnown(router);
+  } else {
+    // Clients that append the well-known suffix to the issuer find it too.
+    serveDocument(router, '/.well-known/oauth-authorization-server', asMetadata);
+  }
+  serveDocument(router, '/v1/oauth/jwks', jwksHandler(ctx));
+  router
+    .route('/v1/oauth/register')
+    .all(openCors(['POST']))
+    .post(limits.register, json, registerHandler(ctx))
+    .all(allowMethods(['POST']));
+  router
+    .route('/v1/oauth/authorize')
+    .get(pages.headers, limits.authorize, authorizePageHandler(ctx))
+    .all(allowMethods(['GET']));
+  router
+    .route('/v1/oauth/authorize/sign-in')
+    .post(pages.headers, limits.authorize, form, limits.signIn, limits.signInPerAccount, signInHandler(ctx))
+    .all(allowMethods(['POST']));
+  router
+    .route('/v1/oauth/authorize/decision')
+    .post(pages.headers, limits.authorize, form, decisionHandler(ctx))
+    .all(allowMethods(['POST']));
+  router
+    .route('/v1/oauth/token')
+    .all(openCors(['POST']))
+    .post(limits.token, form, json, tokenHandler(ctx))
+    .all(allowMethods(['POST']));
+  router
+    .route('/v1/oauth/revoke')
+    .all(openCors(['POST']))
+    .post(limits.revoke, form, json, revokeHandler(ctx))
+    .all(allowMethods(['POST']));
+  router.use(errorHandler);
+
+  router.requireBearer = createRequireBearer(ctx, cache);
+  router.wellKnown = wellKnown;
+  router.revokeGrant = ctx.revokeGrant;
+  router.config = config;
+  return router;
+}

@@ -1,0 +1,110 @@
+// The PostgreSQL schema and its migrations, recorded in oauth_schema_migrations. The tables and columns mirror the
+// SQLite ones (see sqlite-schema.ts for what each holds and why secrets are hashes); times are BIGINT
+// milliseconds, lists and metadata JSON text, so both stores share one row mapping.
+import type { PoolClient } from 'pg';
+
+const migrations = (s: string): readonly string[] => [
+  `
+  CREATE TABLE ${s}.oauth_clients (
+    client_id TEXT PRIMARY KEY,
+    client_secret_hash TEXT,
+    client_name TEXT,
+    redirect_uris TEXT NOT NULL,
+    grant_types TEXT NOT NULL,
+    response_types TEXT NOT NULL,
+    token_endpoint_auth_method TEXT NOT NULL,
+    scope TEXT NOT NULL,
+    metadata TEXT NOT NULL DEFAULT '{}',
+    issued_at BIGINT NOT NULL
+  );
+  CREATE TABLE ${s}.oauth_grants (
+    grant_id TEXT PRIMARY KEY,
+    client_id TEXT NOT NULL REFERENCES ${s}.oauth_clients (client_id) ON DELETE CASCADE,
+    user_id TEXT NOT NULL,
+    scope TEXT NOT NULL,
+    resource TEXT,
+    created_at BIGINT NOT NULL,
+    expires_at BIGINT NOT NULL,
+    last_used_at BIGINT,
+    revoked_at BIGINT
+  );
+  CREATE INDEX oauth_grants_user ON ${s}.oauth_grants (user_id, created_at);
+  CREATE INDEX oauth_grants_client ON ${s}.oauth_grants (client_id);
+  CREATE INDEX oauth_grants_expiry ON ${s}.oauth_grants (expires_at);
+  CREATE TABLE ${s}.oauth_authorization_codes (
+    code_hash TEXT PRIMARY KEY,
+    grant_id TEXT NOT NULL REFERENCES ${s}.oauth_grants (grant_id) ON DELETE CASCADE,
+    client_id TEXT NOT NULL,
+    user_id TEXT NOT NULL,
+    redirect_uri TEXT NOT NULL,
+    scope TEXT NOT NULL,
+    resource TEXT,
+    code_challenge TEXT NOT NULL,
+    code_challenge_method TEXT NOT NULL,
+    expires_at BIGINT NOT NULL,
+    used_at BIGINT
+  );
+  CREATE INDEX oauth_authorization_codes_grant ON ${s}.oauth_authorization_codes (grant_id);
+  CREATE INDEX oauth_authorization_codes_expiry ON ${s}.oauth_authorization_codes (expires_at);
+  CREATE TABLE ${s}.oauth_refresh_tokens (
+    token_hash TEXT PRIMARY KEY,
+    grant_id TEXT NOT NULL REFERENCES ${s}.oauth_grants (grant_id) ON DELETE CASCADE,
+    client_id TEXT NOT NULL,
+    parent_hash TEXT,
+    issued_at BIGINT NOT NULL,
+    expires_at BIGINT NOT NULL,
+    used_at BIGINT,
+    superseded_at BIGINT,
+    revoked_at BIGINT
+  );
+  CREATE INDEX oauth_refresh_tokens_grant ON ${s}.oauth_refresh_tokens (grant_id);
+  CREATE INDEX oauth_refresh_tokens_parent ON ${s}.oauth_refresh_tokens (parent_hash);
+  CREATE INDEX oauth_refresh_tokens_expiry ON ${s}.oauth_refresh_tokens (expires_at);
+  `,
+  // 2: refresh tokens expire with their grant and are purged with it (ON DELETE CASCADE): the index only slowed rotation.
+  `DROP INDEX ${s}.oauth_refresh_tokens_expiry;`,
+  // 3: a grant's last use is read from its newest refresh token, not written on every rotation (see sqlite-schema.ts).
+  `
+  DROP INDEX ${s}.oauth_refresh_tokens_grant;
+  CREATE INDEX oauth_refresh_tokens_grant ON ${s}.oauth_refresh_tokens (grant_id, issued_at);
+  DROP INDEX ${s}.oauth_refresh_tokens_parent;
+  CREATE INDEX oauth_refresh_tokens_parent ON ${s}.oauth_refresh_tokens (parent_hash) WHERE parent_hash IS NOT NULL;
+  `,
+];
+
+/** Creates the schema if needed and applies the missing migrations, serialised across processes by a lock. */
+export async function migratePostgres(client: PoolClient, schema: string): Promise<void> {
+  const steps = migrations(schema);
+  await client.query('BEGIN');
+  try {
+    // Several instances may start at once: the first takes the lock and migrates, the others then find it done.
+    await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`express-mcp-oauth:${schema}`]);
+    await client.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
+    await client.query(
+      `CREATE TABLE IF NOT EXISTS ${schema}.oauth_schema_migrations (version INTEGER PRIMARY KEY, applied_at BIGINT NOT NULL)`,
+    );
+    const { rows } = await client.query<{ version: number | null }>(
+      `SELECT max(version) AS version FROM ${schema}.oauth_schema_migrations`,
+    );
+    const current = rows[0]?.version ?? 0;
+    if (current > steps.length) {
+      throw new Error(
+        `express-mcp-oauth: schema ${schema} is at version ${current}, newer than this package knows (${steps.length}); upgrade express-mcp-oauth.`,
+      );
+    }
+    for (let version = current; version < steps.length; version += 1) {
+      await client.query(steps[version]!);
+      await client.query(
+        `INSERT INTO ${schema}.oauth_schema_migrations (version, applied_at) VALUES ($1, $2)`,
+        [version + 1, Date.now()],
+      );
+    }
+    await client.query('COMMIT');
+  } catch (error) {
+    await client.query('ROLLBACK');
+    throw error;
+  }
+}
+
+/** The number of migrations this package knows. */
+export const POSTGRES_SCHEMA_VERSION = migrations('x').length;

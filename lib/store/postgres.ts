@@ -1,0 +1,354 @@
+// The PostgreSQL store, for several instances behind a load balancer: every atomic operation is one conditional
+// statement or one transaction that locks the grant row, so concurrent instances cannot both win.
+import type { Pool, PoolClient, PoolConfig, QueryResultRow } from 'pg';
+import { migratePostgres } from './postgres-schema';
+import { decideRotation } from './rotation';
+import { mapRow, toClient, toCode, toGrant, toToken, type Row } from './rows';
+import type { GrantWithClient, OAuthStore, RotateRefreshTokenResult } from './types';
+
+/** Options of createPostgresStore. */
+export interface PostgresStoreOptions {
+  /** The schema that holds the tables (created if missing). Default "public". */
+  schema?: string;
+  /** Pool settings when a connection string is given (max connections, timeouts, ssl). */
+  pool?: Omit<PoolConfig, 'connectionString'>;
+  /** The clock lifetimes are compared against, in milliseconds. Default Date.now. */
+  now?: () => number;
+}
+
+/** The PostgreSQL store: the storage contract, its pool, the migration it ran, and a clean shutdown. */
+export interface PostgresStore extends OAuthStore {
+  readonly pool: Pool;
+  /** Resolves once the schema is migrated; rejects (and so does every call) if the database cannot be reached. */
+  readonly ready: Promise<void>;
+  /** Waits for the calls under way, then closes the pool if the store created it. */
+  close(): Promise<void>;
+}
+
+// BIGINT columns hold milliseconds, well within Number's exact range: read them as numbers, not strings.
+const types = {
+  getTypeParser: (oid: number, format?: string) =>
+    oid === 20 ? Number : require('pg').types.getTypeParser(oid, format),
+};
+
+/**
+ * Connects to PostgreSQL (a connection string, or a pg Pool the host app owns), migrates the schema and returns
+ * the store. Requires the `pg` package.
+ */
+export function createPostgresStore(
+  poolOrConnectionString: Pool | string,
+  options: PostgresStoreOptions = {},
+): PostgresStore {
+  const schema = options.schema ?? 'public';
+  if (!/^[a-z_][a-z0-9_]{0,62}$/.test(schema)) {
+    throw new TypeError(
+      `createPostgresStore: schema "${schema}" must be a lower-case SQL identifier, e.g. "oauth".`,
+    );
+  }
+  const ownsPool = typeof poolOrConnectionString === 'string';
+  let pool: Pool;
+  if (ownsPool) {
+    let pg: typeof import('pg');
+    try {
+      pg = require('pg');
+    } catch {
+      throw new Error('createPostgresStore needs the "pg" package: npm install pg');
+    }
+    pool = new pg.Pool({
+      max: 10,
+      idleTimeoutMillis: 30_000,
+      connectionTimeoutMillis: 5_000,
+      ...options.pool,
+      connectionString: poolOrConnectionString,
+    });
+  } else if (
+    poolOrConnectionString &&
+    typeof poolOrConnectionString.query === 'function' &&
+    typeof poolOrConnectionString.connect === 'function'
+  ) {
+    pool = poolOrConnectionString;
+  } else {
+    throw new TypeError('createPostgresStore: pass a postgres:// connection string or a pg Pool.');
+  }
+  const now = options.now ?? Date.now;
+  const t = (table: string) => `${schema}.${table}`;
+
+  const ready = (async () => {
+    const client = await pool.connect();
+    try {
+      await migratePostgres(client, schema);
+    } finally {
+      client.release();
+    }
+  })();
+  // Reported through `ready` and every call; not an unhandled rejection meanwhile.
+  ready.catch(() => undefined);
+
+  async function query<R extends QueryResultRow = Row>(
+    text: string,
+    values: unknown[] = [],
+    on: Pool | PoolClient = pool,
+  ) {
+    await ready;
+    return on.query<R>({ text, values, types });
+  }
+  const one = async (text: string, values: unknown[]) => (await query(text, values)).rows[0];
+
+  async function transaction<T>(work: (client: PoolClient) => Promise<T>): Promise<T> {
+    await ready;
+    const client = await pool.connect();
+    try {
+      await client.query('BEGIN');
+      const result = await work(client);
+      await client.query('COMMIT');
+      return result;
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw error;
+    } finally {
+      client.release();
+    }
+  }
+
+  // A grant's last use is its newest refresh token's issuance (schema version 3): rotations never write the grant.
+  const grantColumns = `g.grant_id, g.client_id, g.user_id, g.scope, g.resource, g.created_at, g.expires_at, g.revoked_at,
+    coalesce((SELECT max(r.issued_at) FROM ${t('oauth_refresh_tokens')} r WHERE r.grant_id = g.grant_id), g.last_used_at) AS last_used_at`;
+
+  // One statement: the grant and its whole token family go together.
+  const revokeGrantSql = `WITH g AS (UPDATE ${t('oauth_grants')} SET revoked_at = $2 WHERE grant_id = $1 AND revoked_at IS NULL RETURNING grant_id),
+    r AS (UPDATE ${t('oauth_refresh_tokens')} SET revoked_at = $2 WHERE grant_id = $1 AND revoked_at IS NULL)
+    SELECT count(*)::int AS revoked FROM g`;
+
+  return {
+    pool,
+    ready,
+    async close() {
+      await ready.catch(() => undefined);
+      if (ownsPool) await pool.end();
+    },
+
+    async registerClient(c) {
+      await query(
+        `INSERT INTO ${t('oauth_clients')} (client_id, client_secret_hash, client_name, redirect_uris, grant_types, response_types,
+           token_endpoint_auth_method, scope, metadata, issued_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+        [
+          c.clientId,
+          c.clientSecretHash,
+          c.clientName,
+          JSON.stringify(c.redirectUris),
+          JSON.stringify(c.grantTypes),
+          JSON.stringify(c.responseTypes),
+          c.tokenEndpointAuthMethod,
+          c.scope,
+          JSON.stringify(c.metadata ?? {}),
+          c.issuedAt,
+        ],
+      );
+    },
+    findClient: async (clientId) =>
+      mapRow(await one(`SELECT * FROM ${t('oauth_clients')} WHERE client_id = $1`, [clientId]), toClient),
+
+    async createGrant(g) {
+      await query(
+        `INSERT INTO ${t('oauth_grants')} (grant_id, client_id, user_id, scope, resource, created_at, expires_at, last_used_at, revoked_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+        [
+          g.grantId,
+          g.clientId,
+          g.userId,
+          g.scopes.join(' '),
+          g.resource,
+          g.createdAt,
+          g.expiresAt,
+          g.lastUsedAt,
+          g.revokedAt,
+        ],
+      );
+    },
+    findGrant: async (grantId) =>
+      mapRow(
+        await one(
+          `SELECT ${grantColumns} FROM ${t('oauth_grants')} g WHERE g.grant_id = $1 AND g.expires_at > $2`,
+          [grantId, now()],
+        ),
+        toGrant,
+      ),
+    isGrantActive: async (grantId) =>
+      (await one(
+        `SELECT 1 FROM ${t('oauth_grants')} WHERE grant_id = $1 AND expires_at > $2 AND revoked_at IS NULL`,
+        [grantId, now()],
+      )) !== undefined,
+    revokeGrant: async (grantId) =>
+      ((await one(revokeGrantSql, [grantId, now()])) as { revoked: number }).revoked > 0,
+    async listActiveGrants(userId) {
+      const { rows } = await query(
+        `SELECT ${grantColumns}, c.client_name FROM ${t('oauth_grants')} g JOIN ${t('oauth_clients')} c ON c.client_id = g.client_id
+          WHERE g.user_id = $1 AND g.expires_at > $2 AND g.revoked_at IS NULL ORDER BY g.created_at DESC, g.grant_id`,
+        [userId, now()],
+      );
+      return rows.map((row): GrantWithClient => ({
+        ...toGrant(row),
+        clientName: row.client_name as string | null,
+      }));
+    },
+
+    async saveAuthorizationCode(c) {
+      await query(
+        `INSERT INTO ${t('oauth_authorization_codes')} (code_hash, grant_id, client_id, user_id, redirect_uri, scope, resource, code_challenge,
+           code_challenge_method, expires_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+        [
+          c.codeHash,
+          c.grantId,
+          c.clientId,
+          c.userId,
+          c.redirectUri,
+          c.scopes.join(' '),
+          c.resource,
+          c.codeChallenge,
+          c.codeChallengeMethod,
+          c.expiresAt,
+        ],
+      );
+    },
+    findAuthorizationCode: async (codeHash) =>
+      mapRow(
+        await one(
+          `SELECT * FROM ${t('oauth_authorization_codes')} WHERE code_hash = $1 AND expires_at > $2`,
+          [codeHash, now()],
+        ),
+        toCode,
+      ),
+    consumeAuthorizationCode: (codeHash, firstRefreshToken) =>
+      transaction(async (client) => {
+        const at = now();
+        const sql = (text: string, values: unknown[]) =>
+          query(text, values, client).then((result) => result.rows[0]);
+        // The conditional UPDATE is the atomic test-and-set: only one caller, on any instance, flips used_at.
+        const won = await sql(
+          `UPDATE ${t('oauth_authorization_codes')} SET used_at = $2 WHERE code_hash = $1 AND expires_at > $2 AND used_at IS NULL RETURNING *`,
+          [codeHash, at],
+        );
+        if (!won) {
+          const seen = await sql(
+            `SELECT * FROM ${t('oauth_authorization_codes')} WHERE code_hash = $1 AND expires_at > $2`,
+            [codeHash, at],
+          );
+          return seen
+            ? ({ status: 'replayed', code: toCode(seen) } as const)
+            : ({ status: 'not_found' } as const);
+        }
+        const code = toCode(won);
+        const grantRow = await sql(
+          `SELECT * FROM ${t('oauth_grants')} WHERE grant_id = $1 AND expires_at > $2 FOR UPDATE`,
+          [code.grantId, at],
+        );
+        if (!grantRow || grantRow.revoked_at !== null)
+          return { status: 'consumed', code, grant: undefined } as const;
+        if (firstRefreshToken) {
+          await sql(
+            `INSERT INTO ${t('oauth_refresh_tokens')} (token_hash, grant_id, client_id, parent_hash, issued_at, expires_at) VALUES ($1, $2, $3, NULL, $4, $5)`,
+            [firstRefreshToken.tokenHash, code.grantId, code.clientId, at, grantRow.expires_at],
+          );
+        }
+        const grant = {
+          ...toGrant(grantRow),
+          lastUsedAt: firstRefreshToken ? at : (grantRow.last_used_at as number | null),
+        };
+        return { status: 'consumed', code, grant } as const;
+      }),
+
+    async saveRefreshToken({ tokenHash, grantId, clientId }) {
+      const at = now();
+      const saved = await one(
+        `INSERT INTO ${t('oauth_refresh_tokens')} (token_hash, grant_id, client_id, parent_hash, issued_at, expires_at)
+         SELECT $1, grant_id, $3, NULL, $4, expires_at FROM ${t('oauth_grants')} WHERE grant_id = $2 AND expires_at > $4 RETURNING 1`,
+        [tokenHash, grantId, clientId, at],
+      );
+      if (!saved) throw new Error(`saveRefreshToken: no unexpired grant ${grantId}.`);
+    },
+    findRefreshToken: async (tokenHash) =>
+      mapRow(
+        await one(`SELECT * FROM ${t('oauth_refresh_tokens')} WHERE token_hash = $1 AND expires_at > $2`, [
+          tokenHash,
+          now(),
+        ]),
+        toToken,
+      ),
+    rotateRefreshToken: ({ presentedHash, clientId, successorHash, retryWindowMs }) =>
+      transaction(async (client): Promise<RotateRefreshTokenResult> => {
+        const at = now();
+        const sql = (text: string, values: unknown[]) =>
+          query(text, values, client).then((result) => result.rows[0]);
+        const first = await sql(`SELECT grant_id FROM ${t('oauth_refresh_tokens')} WHERE token_hash = $1`, [
+          presentedHash,
+        ]);
+        if (!first) return { status: 'invalid' };
+        // Locking the grant row serialises every rotation of its family, on every instance.
+        const grantRow = await sql(
+          `SELECT * FROM ${t('oauth_grants')} WHERE grant_id = $1 AND expires_at > $2 FOR UPDATE`,
+          [first.grant_id, at],
+        );
+        const row = await sql(
+          `SELECT * FROM ${t('oauth_refresh_tokens')} WHERE token_hash = $1 AND expires_at > $2`,
+          [presentedHash, at],
+        );
+        if (
+          !grantRow ||
+          grantRow.revoked_at !== null ||
+          !row ||
+          row.client_id !== clientId ||
+          row.revoked_at !== null
+        )
+          return { status: 'invalid' };
+        const grantId = grantRow.grant_id as string;
+        // Whether a successor was used matters only for a token that was used itself.
+        const successorUsed =
+          row.used_at !== null &&
+          (await sql(
+            `SELECT 1 FROM ${t('oauth_refresh_tokens')} WHERE parent_hash = $1 AND used_at IS NOT NULL LIMIT 1`,
+            [presentedHash],
+          )) !== undefined;
+        const decision = decideRotation(row, at, retryWindowMs, successorUsed);
+        if (decision === 'reuse') {
+          await sql(revokeGrantSql, [grantId, at]);
+          return { status: 'reused', grantId };
+        }
+        if (decision === 'first-use') {
+          await sql(`UPDATE ${t('oauth_refresh_tokens')} SET used_at = $2 WHERE token_hash = $1`, [
+            presentedHash,
+            at,
+          ]);
+          if (row.parent_hash !== null) {
+            await sql(
+              `UPDATE ${t('oauth_refresh_tokens')} SET superseded_at = $1
+                WHERE parent_hash = $2 AND token_hash <> $3 AND used_at IS NULL AND superseded_at IS NULL`,
+              [at, row.parent_hash, presentedHash],
+            );
+          }
+        }
+        const expiresAt = grantRow.expires_at as number;
+        await sql(
+          `INSERT INTO ${t('oauth_refresh_tokens')} (token_hash, grant_id, client_id, parent_hash, issued_at, expires_at) VALUES ($1, $2, $3, $4, $5, $6)`,
+          [successorHash, grantId, clientId, presentedHash, at, expiresAt],
+        );
+        return {
+          status: 'rotated',
+          grant: { ...toGrant(grantRow), lastUsedAt: at },
+          successorExpiresAt: expiresAt,
+        };
+      }),
+
+    async purgeExpired(batchSize = 500) {
+      const at = now();
+      let removed = 0;
+      for (const table of ['oauth_authorization_codes', 'oauth_grants']) {
+        const result = await query(
+          `DELETE FROM ${t(table)} WHERE ctid IN (SELECT ctid FROM ${t(table)} WHERE expires_at <= $1 LIMIT $2)`,
+          [at, batchSize],
+        );
+        removed += result.rowCount ?? 0;
+      }
+      return removed;
+    },
+  };
+}

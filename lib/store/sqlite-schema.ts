@@ -1,0 +1,130 @@
+// The SQLite schema and its migrations, versioned by PRAGMA user_version.
+//
+// Tables (all times are integer milliseconds since the Unix epoch):
+//
+// oauth_clients: one row per registered client (RFC 7591).
+//   client_id TEXT PK; client_secret_hash TEXT (SHA-256 of the secret, base64url; NULL for public clients,
+//   so a stolen database file does not hand out client credentials); client_name; redirect_uris,
+//   grant_types, response_types (JSON arrays); token_endpoint_auth_method; scope (space-separated);
+//   metadata (JSON object of the other registered fields); issued_at.
+//
+// oauth_grants: one row per authorization of a client by a user, made when the user clicks "Allow".
+//   grant_id TEXT PK; client_id FK; user_id; scope; resource (RFC 8707, NULL for the default); created_at;
+//   expires_at (nothing issued under the grant outlives it); last_used_at (as created; reads report the newest
+//   refresh token's issued_at instead, so rotations need not write the grant); revoked_at (NULL while active).
+//   The bearer check reads it by primary key on every tool call.
+//
+// oauth_authorization_codes: one row per code.
+//   code_hash TEXT PK (SHA-256 of the code: a leaked database cannot be replayed as codes); grant_id FK;
+//   client_id; user_id; redirect_uri; scope; resource; code_challenge, code_challenge_method (PKCE, RFC 7636);
+//   expires_at; used_at (set once, atomically, by the first redemption; a second one is a replay).
+//
+// oauth_refresh_tokens: one row per refresh token, including used ones, which reuse detection needs.
+//   token_hash TEXT PK (SHA-256 of the token); grant_id FK; client_id; parent_hash (the token it replaced);
+//   issued_at; expires_at (the grant's); used_at (exchanged for a successor); superseded_at (a sibling
+//   successor was used first); revoked_at (the grant was revoked). Purged with their grant, by cascade.
+import type { Database } from 'better-sqlite3';
+
+const MIGRATIONS: readonly string[] = [
+  `
+  CREATE TABLE oauth_clients (
+    client_id TEXT PRIMARY KEY,
+    client_secret_hash TEXT,
+    client_name TEXT,
+    redirect_uris TEXT NOT NULL,
+    grant_types TEXT NOT NULL,
+    response_types TEXT NOT NULL,
+    token_endpoint_auth_method TEXT NOT NULL,
+    scope TEXT NOT NULL,
+    metadata TEXT NOT NULL DEFAULT '{}',
+    issued_at INTEGER NOT NULL
+  ) STRICT;
+
+  CREATE TABLE oauth_grants (
+    grant_id TEXT PRIMARY KEY,
+    client_id TEXT NOT NULL REFERENCES oauth_clients (client_id) ON DELETE CASCADE,
+    user_id TEXT NOT NULL,
+    scope TEXT NOT NULL,
+    resource TEXT,
+    created_at INTEGER NOT NULL,
+    expires_at INTEGER NOT NULL,
+    last_used_at INTEGER,
+    revoked_at INTEGER
+  ) STRICT;
+  CREATE INDEX oauth_grants_user ON oauth_grants (user_id, created_at);
+  CREATE INDEX oauth_grants_client ON oauth_grants (client_id);
+  CREATE INDEX oauth_grants_expiry ON oauth_grants (expires_at);
+
+  CREATE TABLE oauth_authorization_codes (
+    code_hash TEXT PRIMARY KEY,
+    grant_id TEXT NOT NULL REFERENCES oauth_grants (grant_id) ON DELETE CASCADE,
+    client_id TEXT NOT NULL,
+    user_id TEXT NOT NULL,
+    redirect_uri TEXT NOT NULL,
+    scope TEXT NOT NULL,
+    resource TEXT,
+    code_challenge TEXT NOT NULL,
+    code_challenge_method TEXT NOT NULL,
+    expires_at INTEGER NOT NULL,
+    used_at INTEGER
+  ) STRICT;
+  CREATE INDEX oauth_authorization_codes_grant ON oauth_authorization_codes (grant_id);
+  CREATE INDEX oauth_authorization_codes_expiry ON oauth_authorization_codes (expires_at);
+
+  CREATE TABLE oauth_refresh_tokens (
+    token_hash TEXT PRIMARY KEY,
+    grant_id TEXT NOT NULL REFERENCES oauth_grants (grant_id) ON DELETE CASCADE,
+    client_id TEXT NOT NULL,
+    parent_hash TEXT,
+    issued_at INTEGER NOT NULL,
+    expires_at INTEGER NOT NULL,
+    used_at INTEGER,
+    superseded_at INTEGER,
+    revoked_at INTEGER
+  ) STRICT;
+  CREATE INDEX oauth_refresh_tokens_grant ON oauth_refresh_tokens (grant_id);
+  CREATE INDEX oauth_refresh_tokens_parent ON oauth_refresh_tokens (parent_hash);
+  CREATE INDEX oauth_refresh_tokens_expiry ON oauth_refresh_tokens (expires_at);
+  `,
+  // 2: refresh tokens expire with their grant, and go with it (ON DELETE CASCADE) when the grant is purged, so this
+  // index only cost every rotation a page write.
+  `
+  DROP INDEX oauth_refresh_tokens_expiry;
+  `,
+  // 3: a grant's last use is its newest refresh token's issued_at (read through this index) instead of a write to the
+  // grant on every rotation; first tokens (no parent) stay out of the parent index.
+  `
+  DROP INDEX oauth_refresh_tokens_grant;
+  CREATE INDEX oauth_refresh_tokens_grant ON oauth_refresh_tokens (grant_id, issued_at);
+  DROP INDEX oauth_refresh_tokens_parent;
+  CREATE INDEX oauth_refresh_tokens_parent ON oauth_refresh_tokens (parent_hash) WHERE parent_hash IS NOT NULL;
+  `,
+];
+
+/** The schema version this code expects. */
+export const SQLITE_SCHEMA_VERSION = MIGRATIONS.length;
+
+/**
+ * Brings the database up to SQLITE_SCHEMA_VERSION, each step in its own transaction. Refuses a database from a
+ * newer version of this package rather than guess at its shape.
+ */
+export function migrateSqlite(db: Database): void {
+  // The version is read again inside each IMMEDIATE transaction, so two processes opening a new file at once
+  // apply each step exactly once.
+  const step = db.transaction((): boolean => {
+    const current = db.pragma('user_version', { simple: true }) as number;
+    if (current > SQLITE_SCHEMA_VERSION) {
+      throw new Error(
+        `express-mcp-oauth: the database is at schema version ${current}, newer than this package knows ` +
+          `(${SQLITE_SCHEMA_VERSION}); upgrade express-mcp-oauth or point it at another database file.`,
+      );
+    }
+    if (current === SQLITE_SCHEMA_VERSION) return false;
+    db.exec(MIGRATIONS[current]!);
+    db.pragma(`user_version = ${current + 1}`);
+    return true;
+  });
+  while (step.immediate()) {
+    // One migration per pass until the schema is current.
+  }
+}

@@ -1,0 +1,254 @@
+// The default store: SQLite through better-sqlite3, with every atomic operation in an IMMEDIATE transaction.
+import BetterSqlite3, { type Database } from 'better-sqlite3';
+import { decideRotation } from './rotation';
+import { migrateSqlite } from './sqlite-schema';
+import { mapRow, toClient, toCode, toGrant, toToken, type Row } from './rows';
+import type { GrantWithClient, OAuthStore, RotateRefreshTokenResult } from './types';
+
+/** Options of createSqliteStore. */
+export interface SqliteStoreOptions {
+  /** The clock lifetimes are compared against, in milliseconds since the epoch. Default Date.now. */
+  now?: () => number;
+}
+
+/** The SQLite store: the storage contract, the underlying database, and a way to close it. */
+export interface SqliteStore extends OAuthStore {
+  /** The better-sqlite3 connection, for a host app that keeps its own tables in the same file. */
+  readonly database: Database;
+  /** Closes the connection if the store opened it. */
+  close(): void;
+}
+
+/**
+ * Opens (or adopts) a SQLite database, migrates its schema and returns the store. Pass a file path, or an open
+ * better-sqlite3 Database that the host app owns.
+ */
+export function createSqliteStore(
+  pathOrDatabase: string | Database,
+  options: SqliteStoreOptions = {},
+): SqliteStore {
+  const ownsDatabase = typeof pathOrDatabase === 'string';
+  if (!ownsDatabase && !(pathOrDatabase && typeof (pathOrDatabase as Database).prepare === 'function')) {
+    throw new TypeError('createSqliteStore: pass a file path or a better-sqlite3 Database.');
+  }
+  const now = options.now ?? Date.now;
+  const db = ownsDatabase ? new BetterSqlite3(pathOrDatabase) : pathOrDatabase;
+  // WAL lets readers (the bearer check) run beside a writer; NORMAL sync is durable across process crashes.
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = NORMAL');
+  db.pragma('foreign_keys = ON');
+  db.pragma('busy_timeout = 5000');
+  // Checkpoints (the only fsyncs under synchronous=NORMAL) every 4,000 pages instead of 1,000: each rotation writes
+  // a few pages, and a bigger batch costs less per page. The WAL file peaks around 16 MB.
+  db.pragma('wal_autocheckpoint = 4000');
+  migrateSqlite(db);
+
+  const sql = prepareStatements(db);
+
+  const revokeGrantNow = (grantId: string, at: number): boolean => {
+    const changed = sql.revokeGrant.run(at, grantId).changes > 0;
+    sql.revokeGrantTokens.run(at, grantId);
+    return changed;
+  };
+
+  const consume = db.transaction((codeHash: string, at: number, firstTokenHash: string | undefined) => {
+    const row = sql.findCode.get(codeHash, at) as Row | undefined;
+    if (!row) return { status: 'not_found' } as const;
+    const code = toCode(row);
+    // The UPDATE's WHERE is the atomic test-and-set: only one caller flips used_at from NULL.
+    if (sql.markCodeUsed.run(at, codeHash).changes !== 1) return { status: 'replayed', code } as const;
+    const grantRow = sql.findGrant.get(code.grantId, at) as Row | undefined;
+    if (!grantRow || grantRow.revoked_at !== null)
+      return { status: 'consumed', code, grant: undefined } as const;
+    if (firstTokenHash !== undefined) {
+      sql.insertToken.run(firstTokenHash, code.grantId, code.clientId, null, at, grantRow.expires_at);
+    }
+    return {
+      status: 'consumed',
+      code,
+      grant: {
+        ...toGrant(grantRow),
+        lastUsedAt: firstTokenHash ? at : (grantRow.last_used_at as number | null),
+      },
+    } as const;
+  });
+
+  const rotate = db.transaction(
+    (
+      presented: string,
+      clientId: string,
+      successor: string,
+      retryWindowMs: number,
+      at: number,
+    ): RotateRefreshTokenResult => {
+      const row = sql.findToken.get(presented, at) as Row | undefined;
+      if (!row || row.client_id !== clientId || row.revoked_at !== null) return { status: 'invalid' };
+      const grantRow = sql.findGrant.get(row.grant_id, at) as Row | undefined;
+      if (!grantRow || grantRow.revoked_at !== null) return { status: 'invalid' };
+      const grantId = grantRow.grant_id as string;
+      // Whether a successor was used matters only for a token that was used itself: one read saved on first use.
+      const successorUsed = row.used_at !== null && sql.usedChild.get(presented) !== undefined;
+      const decision = decideRotation(row, at, retryWindowMs, successorUsed);
+      if (decision === 'reuse') {
+        revokeGrantNow(grantId, at);
+        return { status: 'reused', grantId };
+      }
+      if (decision === 'first-use') {
+        sql.markTokenUsed.run(at, presented);
+        // The first sibling to be used wins; the others (parallel refreshes of one parent) go stale.
+        if (row.parent_hash !== null) sql.supersedeSiblings.run(at, row.parent_hash, presented);
+      }
+      const expiresAt = grantRow.expires_at as number;
+      sql.insertToken.run(successor, grantId, clientId, presented, at, expiresAt);
+      return {
+        status: 'rotated',
+        grant: { ...toGrant(grantRow), lastUsedAt: at },
+        successorExpiresAt: expiresAt,
+      };
+    },
+  );
+
+  const saveToken = db.transaction((tokenHash: string, grantId: string, clientId: string, at: number) => {
+    const grant = sql.findGrant.get(grantId, at) as Row | undefined;
+    if (!grant) throw new Error(`saveRefreshToken: no unexpired grant ${grantId}.`);
+    sql.insertToken.run(tokenHash, grantId, clientId, null, at, grant.expires_at);
+  });
+
+  const purge = db.transaction((batchSize: number, at: number) =>
+    sql.purge.reduce((total, statement) => total + statement.run(at, batchSize).changes, 0),
+  );
+
+  return {
+    database: db,
+    close: () => {
+      if (ownsDatabase && db.open) db.close();
+    },
+
+    registerClient(client) {
+      sql.insertClient.run(
+        client.clientId,
+        client.clientSecretHash,
+        client.clientName,
+        JSON.stringify(client.redirectUris),
+        JSON.stringify(client.grantTypes),
+        JSON.stringify(client.responseTypes),
+        client.tokenEndpointAuthMethod,
+        client.scope,
+        JSON.stringify(client.metadata ?? {}),
+        client.issuedAt,
+      );
+    },
+    findClient: (clientId) => mapRow(sql.findClient.get(clientId), toClient),
+
+    createGrant(grant) {
+      sql.insertGrant.run(
+        grant.grantId,
+        grant.clientId,
+        grant.userId,
+        grant.scopes.join(' '),
+        grant.resource,
+        grant.createdAt,
+        grant.expiresAt,
+        grant.lastUsedAt,
+        grant.revokedAt,
+      );
+    },
+    findGrant: (grantId) => mapRow(sql.findGrantWithUse.get(grantId, now()), toGrant),
+    isGrantActive: (grantId) => sql.grantActive.get(grantId, now()) !== undefined,
+    revokeGrant: (grantId) => db.transaction(() => revokeGrantNow(grantId, now())).immediate(),
+    listActiveGrants: (userId) =>
+      (sql.listGrants.all(userId, now()) as Row[]).map((row): GrantWithClient => ({
+        ...toGrant(row),
+        clientName: row.client_name as string | null,
+      })),
+
+    saveAuthorizationCode(code) {
+      sql.insertCode.run(
+        code.codeHash,
+        code.grantId,
+        code.clientId,
+        code.userId,
+        code.redirectUri,
+        code.scopes.join(' '),
+        code.resource,
+        code.codeChallenge,
+        code.codeChallengeMethod,
+        code.expiresAt,
+      );
+    },
+    findAuthorizationCode: (codeHash) => mapRow(sql.findCode.get(codeHash, now()), toCode),
+    consumeAuthorizationCode: (codeHash, firstRefreshToken) =>
+      consume.immediate(codeHash, now(), firstRefreshToken?.tokenHash),
+
+    saveRefreshToken: ({ tokenHash, grantId, clientId }) =>
+      saveToken.immediate(tokenHash, grantId, clientId, now()),
+    findRefreshToken: (tokenHash) => mapRow(sql.findToken.get(tokenHash, now()), toToken),
+    rotateRefreshToken: (input) =>
+      rotate.immediate(input.presentedHash, input.clientId, input.successorHash, input.retryWindowMs, now()),
+
+    purgeExpired: (batchSize = 500) => purge.immediate(batchSize, now()),
+  };
+}
+
+/** A grant's columns, its last use being its newest refresh token's issuance (schema version 3). */
+const GRANT_COLUMNS = (g: string) =>
+  `${g}.grant_id, ${g}.client_id, ${g}.user_id, ${g}.scope, ${g}.resource, ${g}.created_at, ${g}.expires_at, ${g}.revoked_at,
+   coalesce((SELECT max(t.issued_at) FROM oauth_refresh_tokens t WHERE t.grant_id = ${g}.grant_id), ${g}.last_used_at) AS last_used_at`;
+
+function prepareStatements(db: Database) {
+  const purgeFrom = (table: string) =>
+    db.prepare(
+      `DELETE FROM ${table} WHERE rowid IN (SELECT rowid FROM ${table} WHERE expires_at <= ? LIMIT ?)`,
+    );
+  return {
+    insertClient: db.prepare(
+      `INSERT INTO oauth_clients (client_id, client_secret_hash, client_name, redirect_uris, grant_types,
+         response_types, token_endpoint_auth_method, scope, metadata, issued_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    ),
+    findClient: db.prepare('SELECT * FROM oauth_clients WHERE client_id = ?'),
+    insertGrant: db.prepare(
+      `INSERT INTO oauth_grants (grant_id, client_id, user_id, scope, resource, created_at, expires_at, last_used_at,
+         revoked_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    ),
+    findGrant: db.prepare('SELECT * FROM oauth_grants WHERE grant_id = ? AND expires_at > ?'),
+    findGrantWithUse: db.prepare(
+      `SELECT ${GRANT_COLUMNS('g')} FROM oauth_grants g WHERE g.grant_id = ? AND g.expires_at > ?`,
+    ),
+    grantActive: db.prepare(
+      'SELECT 1 FROM oauth_grants WHERE grant_id = ? AND expires_at > ? AND revoked_at IS NULL',
+    ),
+    revokeGrant: db.prepare(
+      'UPDATE oauth_grants SET revoked_at = ? WHERE grant_id = ? AND revoked_at IS NULL',
+    ),
+    revokeGrantTokens: db.prepare(
+      'UPDATE oauth_refresh_tokens SET revoked_at = ? WHERE grant_id = ? AND revoked_at IS NULL',
+    ),
+    listGrants: db.prepare(
+      `SELECT ${GRANT_COLUMNS('g')}, c.client_name FROM oauth_grants g JOIN oauth_clients c ON c.client_id = g.client_id
+        WHERE g.user_id = ? AND g.expires_at > ? AND g.revoked_at IS NULL ORDER BY g.created_at DESC, g.rowid DESC`,
+    ),
+    insertCode: db.prepare(
+      `INSERT INTO oauth_authorization_codes (code_hash, grant_id, client_id, user_id, redirect_uri, scope, resource,
+         code_challenge, code_challenge_method, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    ),
+    findCode: db.prepare('SELECT * FROM oauth_authorization_codes WHERE code_hash = ? AND expires_at > ?'),
+    markCodeUsed: db.prepare(
+      'UPDATE oauth_authorization_codes SET used_at = ? WHERE code_hash = ? AND used_at IS NULL',
+    ),
+    insertToken: db.prepare(
+      `INSERT INTO oauth_refresh_tokens (token_hash, grant_id, client_id, parent_hash, issued_at, expires_at)
+         VALUES (?, ?, ?, ?, ?, ?)`,
+    ),
+    findToken: db.prepare('SELECT * FROM oauth_refresh_tokens WHERE token_hash = ? AND expires_at > ?'),
+    markTokenUsed: db.prepare('UPDATE oauth_refresh_tokens SET used_at = ? WHERE token_hash = ?'),
+    supersedeSiblings: db.prepare(
+      `UPDATE oauth_refresh_tokens SET superseded_at = ?
+        WHERE parent_hash = ? AND token_hash <> ? AND used_at IS NULL AND superseded_at IS NULL`,
+    ),
+    usedChild: db.prepare(
+      'SELECT 1 FROM oauth_refresh_tokens WHERE parent_hash = ? AND used_at IS NOT NULL LIMIT 1',
+    ),
+    // Codes first; a grant's refresh tokens (which expire with it) go with the grant, by cascade.
+    purge: ['oauth_authorization_codes', 'oauth_grants'].map(purgeFrom),
+  };
+}
