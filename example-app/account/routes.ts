@@ -1,0 +1,137 @@
+// "Connected apps": the signed-in user sees each client holding access to their account, its scopes, when it was
+// granted and last used, and revokes it (the same effect as the revocation endpoint).
+import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import type { AppDb } from '../db/database';
+import ejs from 'ejs';
+import express, { type Request, type Response, type Router } from 'express';
+import helmet from 'helmet';
+import type { OAuthRouter, OAuthStore } from '../../lib';
+import { authenticateUser, findUser } from '../users';
+import type { AccountSession } from './session';
+
+const VIEWS = findViews();
+
+export interface AccountOptions {
+  db: AppDb;
+  store: OAuthStore;
+  oauth: OAuthRouter;
+  session: AccountSession;
+  serviceName: string;
+}
+
+export function createAccountRoutes({ db, store, oauth, session, serviceName }: AccountOptions): Router {
+  const router = express.Router();
+  const form = express.urlencoded({ extended: false, limit: '8kb' });
+  const render = async (res: Response, view: string, data: Record<string, unknown>, status = 200) => {
+    const html = await ejs.renderFile(
+      join(VIEWS, `${view}.ejs`),
+      { serviceName, error: undefined, ...data },
+      { cache: true },
+    );
+    res.status(status).type('html').send(html);
+  };
+  const formatTime = (ms: number | null) =>
+    ms === null ? 'never' : new Date(ms).toISOString().replace('T', ' ').slice(0, 16) + ' UTC';
+
+  router.use(
+    helmet({
+      contentSecurityPolicy: { directives: { 'frame-ancestors': ["'none'"], 'form-action': ["'self'"] } },
+      frameguard: { action: 'deny' },
+    }),
+    function noStore(_req, res, next) {
+      res.setHeader('Cache-Control', 'no-store');
+      next();
+    },
+  );
+
+  router.get('/', (_req, res) => res.redirect(302, '/account/connected-apps'));
+
+  router.get('/sign-in', (req, res, next) => {
+    render(res, 'account-sign-in', { csrf_token: session.csrfToken(req, res), email: '' }).catch(next);
+  });
+
+  router.post('/sign-in', form, async (req: Request, res, next) => {
+    try {
+      const email = typeof req.body?.email === 'string' ? req.body.email.trim() : '';
+      const password = typeof req.body?.password === 'string' ? req.body.password : '';
+      const again = (error: string, status: number) =>
+        render(res, 'account-sign-in', { csrf_token: session.csrfToken(req, res), email, error }, status);
+      if (!session.csrfValid(req)) return await again('The form expired; try again.', 403);
+      const user = email && password ? await authenticateUser(db, email, password) : null;
+      if (!user) return await again('The email or password is incorrect.', 401);
+      session.signIn(res, user.id);
+      res.redirect(303, '/account/connected-apps');
+    } catch (error) {
+      next(error);
+    }
+  });
+
+  router.post('/sign-out', form, (req, res) => {
+    if (session.csrfValid(req)) session.signOut(res);
+    res.redirect(303, '/account/sign-in');
+  });
+
+  router.get('/connected-apps', async (req, res, next) => {
+    try {
+      const userId = session.userId(req);
+      const user = userId ? await findUser(db, userId) : null;
+      if (!user) return res.redirect(302, '/account/sign-in');
+      const grants = await store.listActiveGrants(user.id);
+      const apps = grants.map((grant) => ({
+        grantId: grant.grantId,
+        clientName: grant.clientName ?? grant.clientId,
+        scopes: grant.scopes.map((scope) => oauth.config.scopes[scope] ?? scope),
+        grantedAt: formatTime(grant.createdAt),
+        lastUsedAt: formatTime(grant.lastUsedAt),
+      }));
+      await render(res, 'connected-apps', {
+        user,
+        apps,
+        csrf_token: session.csrfToken(req, res),
+        revoked: req.query.revoked === '1',
+      });
+    } catch (error) {
+      next(error);
+    }
+  });
+
+  router.post('/connected-apps/revoke', form, async (req, res, next) => {
+    try {
+      const userId = session.userId(req);
+      if (!userId) return res.redirect(303, '/account/sign-in');
+      if (!session.csrfValid(req))
+        return void (await render(
+          res,
+          'account-error',
+          { message: 'The form expired; go back and try again.' },
+          403,
+        ));
+      const grantId = typeof req.body?.grant_id === 'string' ? req.body.grant_id : '';
+      const grant = grantId ? await store.findGrant(grantId) : undefined;
+      // Only the user's own grants: a forged id of someone else's grant is answered as if it did not exist.
+      if (!grant || grant.userId !== userId)
+        return void (await render(
+          res,
+          'account-error',
+          { message: 'That app is not connected to your account.' },
+          404,
+        ));
+      await oauth.revokeGrant(grant.grantId);
+      res.redirect(303, '/account/connected-apps?revoked=1');
+    } catch (error) {
+      next(error);
+    }
+  });
+
+  return router;
+}
+
+/** example-app/views, found upwards from here whether this runs from the sources (tests) or from dist/. */
+function findViews(): string {
+  for (let dir = __dirname; dir !== dirname(dir); dir = dirname(dir)) {
+    const candidate = join(dir, 'example-app', 'views');
+    if (existsSync(join(candidate, 'connected-apps.ejs'))) return candidate;
+  }
+  throw new Error('example-app/views is missing.');
+}

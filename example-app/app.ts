@@ -1,0 +1,114 @@
+// The reference app: the business service's MCP tool server, protected by express-mcp-oauth. SQLite by default;
+// PostgreSQL when DATABASE_URL is set, and Redis-backed rate limits when REDIS_URL is set.
+import express, { type ErrorRequestHandler, type Express } from 'express';
+import {
+  createJwtSigner,
+  createOAuthRouter,
+  type JwtSigner,
+  type OAuthRouter,
+  type OAuthStore,
+} from '../lib';
+import { createAccountRoutes } from './account/routes';
+import { createAccountSession } from './account/session';
+import type { AppConfig } from './config';
+import type { AppDb } from './db/database';
+import { openAppDatabase } from './db/open';
+import { cookieSecret, signingKeyPem } from './db/secrets';
+import { createMcpEndpoint } from './mcp/endpoint';
+import { connectRateLimitStore } from './rate-limit-store';
+import { authenticateUser } from './users';
+
+export interface ExampleApp {
+  app: Express;
+  oauth: OAuthRouter;
+  signer: JwtSigner;
+  store: OAuthStore;
+  db: AppDb;
+  /** Where the data lives and how rate limits are counted, for the start-up line. */
+  description: string;
+  close(): Promise<void>;
+}
+
+export async function createExampleApp(config: AppConfig): Promise<ExampleApp> {
+  const database = await openAppDatabase(config);
+  const { db, store } = database;
+  const shared =
+    config.rateLimits && config.redisUrl
+      ? await connectRateLimitStore(config.redisUrl, config.rateLimitPrefix)
+      : undefined;
+  const secret = await cookieSecret(db);
+  // Every instance on the same database signs with the same key, so any of them verifies any token.
+  const signer = createJwtSigner({ keys: [{ privateKey: await signingKeyPem(db, config.signingKey) }] });
+  const resource = `${config.baseUrl}/mcp`;
+  const oauth = createOAuthRouter(store, signer, {
+    issuer: config.baseUrl,
+    resources: [resource],
+    serviceName: config.serviceName,
+    serviceDocumentation: config.baseUrl.startsWith('https:') ? `${config.baseUrl}/` : undefined,
+    secret,
+    rateLimits: config.rateLimits ? (shared ? { store: shared.store } : {}) : false,
+    lifetimes: config.accessTokenTtl ? { accessToken: config.accessTokenTtl } : {},
+    authenticateUser: (email, password) => authenticateUser(db, email, password),
+  });
+
+  const app = express();
+  app.disable('x-powered-by');
+  // Behind a load balancer, the client's address (for rate limits) is in X-Forwarded-For: trust that many hops.
+  if (config.trustProxy !== undefined) app.set('trust proxy', config.trustProxy);
+  app.use(oauth);
+  const base = new URL(config.baseUrl);
+  app.use(
+    '/mcp',
+    createMcpEndpoint({
+      db,
+      oauth,
+      resource,
+      allowedHosts: [...new Set([base.hostname, 'localhost', '127.0.0.1', '[::1]'])],
+      serverName: config.serviceName,
+    }),
+  );
+  app.use(
+    '/account',
+    createAccountRoutes({
+      db,
+      store,
+      oauth,
+      session: createAccountSession(secret, base.protocol === 'https:'),
+      serviceName: config.serviceName,
+    }),
+  );
+  app.get('/', (_req, res) => {
+    res
+      .type('text')
+      .send(
+        `${config.serviceName}: MCP server at ${resource}. Manage connected apps at ${config.baseUrl}/account.`,
+      );
+  });
+  app.use(((error, _req, res, _next) => {
+    const status =
+      typeof error?.status === 'number' && error.status >= 400 && error.status < 500 ? error.status : 500;
+    if (status === 500) console.error(error);
+    if (res.headersSent) return;
+    res.status(status).json({
+      jsonrpc: '2.0',
+      error: {
+        code: status === 500 ? -32603 : -32700,
+        message: status === 500 ? 'Internal error' : 'Bad request',
+      },
+      id: null,
+    });
+  }) as ErrorRequestHandler);
+
+  return {
+    app,
+    oauth,
+    signer,
+    store,
+    db,
+    description: `${database.description}, rate limits ${!config.rateLimits ? 'off' : shared ? 'shared through Redis' : 'in memory'}`,
+    close: async () => {
+      await shared?.close();
+      await database.close();
+    },
+  };
+}

@@ -1,0 +1,63 @@
+// The reference app's settings, from the environment (see ../shared/CONTRACT.md and README.md).
+import { resolve } from 'node:path';
+
+export interface AppConfig {
+  port: number;
+  baseUrl: string;
+  databasePath: string;
+  /** postgres://... : the store and the business data on PostgreSQL instead of SQLite. */
+  databaseUrl: string | undefined;
+  /** redis://... : rate limits shared by every instance through Redis. */
+  redisUrl: string | undefined;
+  rateLimits: boolean;
+  /** Prefix of the rate-limit keys in Redis, so that several deployments can share one Redis. */
+  rateLimitPrefix: string;
+  /** Express's trust proxy: how many proxies (load balancers) stand in front of the app, or undefined. */
+  trustProxy: number | undefined;
+  /** PEM of the signing key; by default generated on first start and kept in the database. */
+  signingKey: string | undefined;
+  /** Access-token lifetime in seconds (default 3600); shorter only for tests and demos. */
+  accessTokenTtl: number | undefined;
+  serviceName: string;
+}
+
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+}
+
+export function readConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
+  const port = env.PORT === undefined || env.PORT === '' ? 3000 : Number(env.PORT);
+  if (!Number.isInteger(port) || port < 0 || port > 65535)
+    throw new ConfigError(`PORT must be a port number, got "${env.PORT}".`);
+  const baseUrl = (env.BASE_URL || `http://localhost:${port}`).replace(/\/+$/, '');
+  const rateLimits = env.RATE_LIMITS ?? 'on';
+  if (!['on', 'off'].includes(rateLimits))
+    throw new ConfigError(`RATE_LIMITS must be "on" or "off", got "${rateLimits}".`);
+  const ttl = env.ACCESS_TOKEN_TTL ? Number(env.ACCESS_TOKEN_TTL) : undefined;
+  if (ttl !== undefined && (!Number.isInteger(ttl) || ttl < 1 || ttl > 86_400)) {
+    throw new ConfigError('ACCESS_TOKEN_TTL must be a whole number of seconds from 1 to 86400.');
+  }
+  const databaseUrl = env.DATABASE_URL || undefined;
+  if (databaseUrl && !/^postgres(ql)?:\/\//.test(databaseUrl))
+    throw new ConfigError('DATABASE_URL must be a postgres:// URL.');
+  const redisUrl = env.REDIS_URL || undefined;
+  if (redisUrl && !/^rediss?:\/\//.test(redisUrl))
+    throw new ConfigError('REDIS_URL must be a redis:// or rediss:// URL.');
+  const trustProxy = env.TRUST_PROXY ? Number(env.TRUST_PROXY) : undefined;
+  if (trustProxy !== undefined && (!Number.isInteger(trustProxy) || trustProxy < 0 || trustProxy > 10)) {
+    throw new ConfigError('TRUST_PROXY must be the number of proxies in front of the app (0 to 10).');
+  }
+  return {
+    port,
+    trustProxy,
+    rateLimitPrefix: env.RATE_LIMIT_PREFIX || 'mcp-oauth:rl:',
+    databaseUrl,
+    redisUrl,
+    baseUrl,
+    databasePath: resolve(env.DATABASE_PATH || 'data/app.db'),
+    rateLimits: rateLimits === 'on',
+    signingKey: env.SIGNING_KEY || undefined,
+    accessTokenTtl: ttl,
+    serviceName: env.SERVICE_NAME || 'Business Service',
+  };
+}

@@ -1,0 +1,86 @@
+// The app's one way to reach its business tables, on SQLite (default) or PostgreSQL (DATABASE_URL): SQL written
+// once, with `?` placeholders, in the subset both understand; every call is async so both fit.
+//
+// SQLite runs each statement synchronously, so a transaction's awaits never let another request in between, as
+// long as the transaction does no other I/O (the services never do).
+import type { Database as SqliteDatabase } from 'better-sqlite3';
+import type { Pool, PoolClient } from 'pg';
+
+export type Params = ReadonlyArray<unknown>;
+
+export interface AppDb {
+  readonly dialect: 'sqlite' | 'postgres';
+  all<T = Record<string, unknown>>(sql: string, params?: Params): Promise<T[]>;
+  get<T = Record<string, unknown>>(sql: string, params?: Params): Promise<T | undefined>;
+  run(sql: string, params?: Params): Promise<number>;
+  /** Runs an INSERT ... RETURNING id and gives the id. */
+  insert(sql: string, params?: Params): Promise<number>;
+  /** Runs `work` in one transaction (BEGIN IMMEDIATE on SQLite); nested calls join the outer one. */
+  transaction<T>(work: (tx: AppDb) => Promise<T>): Promise<T>;
+}
+
+export function sqliteAppDb(db: SqliteDatabase): AppDb {
+  const appDb: AppDb = {
+    dialect: 'sqlite',
+    all: async (sql, params = []) => db.prepare(sql).all(...params) as never,
+    get: async (sql, params = []) => db.prepare(sql).get(...params) as never,
+    run: async (sql, params = []) => db.prepare(sql).run(...params).changes,
+    insert: async (sql, params = []) => Number((db.prepare(sql).get(...params) as { id: number }).id),
+    async transaction(work) {
+      if (db.inTransaction) return work(appDb);
+      db.exec('BEGIN IMMEDIATE');
+      try {
+        const result = await work(appDb);
+        db.exec('COMMIT');
+        return result;
+      } catch (error) {
+        if (db.inTransaction) db.exec('ROLLBACK');
+        throw error;
+      }
+    },
+  };
+  return appDb;
+}
+
+// BIGINT (int8) holds money and ids well within Number's exact range.
+const types = {
+  getTypeParser: (oid: number, format?: string) =>
+    oid === 20 ? Number : require('pg').types.getTypeParser(oid, format),
+};
+
+/** `?` to `$1, $2, ...` (the services' SQL has no `?` inside string literals). */
+function numbered(sql: string): string {
+  let index = 0;
+  return sql.replace(/\?/g, () => `$${++index}`);
+}
+
+export function postgresAppDb(pool: Pool): AppDb {
+  const on = (target: Pool | PoolClient): AppDb => {
+    const query = async (sql: string, params: Params = []) =>
+      target.query({ text: numbered(sql), values: [...params], types });
+    const self: AppDb = {
+      dialect: 'postgres',
+      all: async (sql, params) => (await query(sql, params)).rows as never,
+      get: async (sql, params) => (await query(sql, params)).rows[0] as never,
+      run: async (sql, params) => (await query(sql, params)).rowCount ?? 0,
+      insert: async (sql, params) => Number((await query(sql, params)).rows[0].id),
+      async transaction(work) {
+        if (target !== pool) return work(self);
+        const client = await pool.connect();
+        try {
+          await client.query('BEGIN');
+          const result = await work(on(client));
+          await client.query('COMMIT');
+          return result;
+        } catch (error) {
+          await client.query('ROLLBACK').catch(() => undefined);
+          throw error;
+        } finally {
+          client.release();
+        }
+      },
+    };
+    return self;
+  };
+  return on(pool);
+}

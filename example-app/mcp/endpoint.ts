@@ -1,0 +1,147 @@
+// The MCP tool server at /mcp: Streamable HTTP (stateless, so any instance can answer any request), behind the
+// bearer check, listing and running only the tools the token's scopes allow, for the token's user's company.
+import type { AppDb } from '../db/database';
+import express, { type RequestHandler, type Router } from 'express';
+import { z } from 'zod';
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { hostHeaderValidation } from '@modelcontextprotocol/sdk/server/middleware/hostHeaderValidation.js';
+import type { AuthenticatedRequest, OAuthRouter } from '../../lib';
+import { findUser } from '../users';
+import { toolError, toolResult, type ToolContext } from './tool';
+import { ALL_TOOLS, TOOLS_BY_NAME } from './tools';
+
+export interface McpEndpointOptions {
+  db: AppDb;
+  oauth: OAuthRouter;
+  /** The public URL of the MCP endpoint, i.e. the protected resource. */
+  resource: string;
+  /** Host names the Host header may carry (DNS rebinding protection). */
+  allowedHosts: string[];
+  serverName?: string;
+}
+
+/** Browser-based MCP clients call /mcp from other origins with a bearer token (no cookies), and must read these. */
+const allowCors: RequestHandler = function mcpCors(req, res, next) {
+  res.setHeader('Access-Control-Allow-Origin', '*');
+  res.setHeader('Access-Control-Expose-Headers', 'WWW-Authenticate, Mcp-Session-Id, MCP-Protocol-Version');
+  if (req.method !== 'OPTIONS') return next();
+  res.setHeader('Access-Control-Allow-Methods', 'POST, GET, DELETE, OPTIONS');
+  res.setHeader(
+    'Access-Control-Allow-Headers',
+    'Authorization, Content-Type, Accept, Mcp-Session-Id, MCP-Protocol-Version, Last-Event-ID',
+  );
+  res.setHeader('Access-Control-Max-Age', '86400');
+  res.status(204).end();
+};
+
+function jsonRpcMessages(body: unknown): Array<{ method?: unknown; params?: { name?: unknown } }> {
+  if (Array.isArray(body)) return body.filter((message) => message && typeof message === 'object');
+  return body && typeof body === 'object' ? [body as { method?: unknown }] : [];
+}
+
+export function createMcpEndpoint({
+  db,
+  oauth,
+  resource,
+  allowedHosts,
+  serverName = 'business-service',
+}: McpEndpointOptions): Router {
+  const router = express.Router();
+  const resourceMetadata = `${new URL(resource).origin}/.well-known/oauth-protected-resource${new URL(resource).pathname}`;
+
+  // A tool outside the token's scopes is refused before anything runs: 403 naming the scope it needs (RFC 6750
+  // §3.1), which MCP clients read to ask the user for more (step-up authorization).
+  const requireToolScope: RequestHandler = function requireToolScope(req, res, next) {
+    const { scopes } = (req as AuthenticatedRequest).auth;
+    for (const message of jsonRpcMessages(req.body)) {
+      if (message.method !== 'tools/call') continue;
+      const tool = TOOLS_BY_NAME.get(String(message.params?.name));
+      if (tool && !scopes.includes(tool.scope)) {
+        const description = `The tool ${tool.name} needs the scope ${tool.scope}.`;
+        res.setHeader(
+          'WWW-Authenticate',
+          `Bearer error="insufficient_scope", scope="${tool.scope}", resource_metadata="${resourceMetadata}", error_description="${description}"`,
+        );
+        res.status(403).json({ error: 'insufficient_scope', error_description: description });
+        return;
+      }
+    }
+    next();
+  };
+
+  const serve: RequestHandler = async function serveMcp(req, res, next) {
+    try {
+      const { auth } = req as AuthenticatedRequest;
+      const user = await findUser(db, auth.userId);
+      if (!user) {
+        res
+          .status(401)
+          .json({ error: 'invalid_token', error_description: 'The user of this token no longer exists.' });
+        return;
+      }
+      const context: ToolContext = { db, userId: user.id, companyId: user.companyId };
+      const server = new McpServer({ name: serverName, version: '1.0.0' }, { capabilities: { tools: {} } });
+      for (const tool of ALL_TOOLS) {
+        if (!auth.scopes.includes(tool.scope)) continue;
+        server.registerTool(
+          tool.name,
+          {
+            title: tool.title,
+            description: `${tool.description} (Needs ${tool.scope}.)`,
+            // Strict: a misspelt argument is reported to the model instead of being silently dropped.
+            inputSchema: z.object(tool.input).strict(),
+            annotations: {
+              readOnlyHint: tool.readOnly,
+              destructiveHint: tool.destructive ?? false,
+              openWorldHint: false,
+            },
+          },
+          async (args: unknown) => {
+            try {
+              return toolResult(await tool.run(context, args as never));
+            } catch (error) {
+              return toolError(error);
+            }
+          },
+        );
+      }
+      // Stateless: a fresh server and transport per request, so every instance behind a load balancer can answer.
+      const transport = new StreamableHTTPServerTransport({
+        sessionIdGenerator: undefined,
+        enableJsonResponse: true,
+      });
+      res.on('close', () => {
+        void transport.close();
+        void server.close();
+      });
+      await server.connect(transport);
+      await transport.handleRequest(req, res, req.body);
+    } catch (error) {
+      next(error);
+    }
+  };
+
+  const notAllowed: RequestHandler = (_req, res) => {
+    res.setHeader('Allow', 'POST, OPTIONS');
+    res.status(405).json({
+      jsonrpc: '2.0',
+      error: { code: -32000, message: 'This server is stateless: use POST.' },
+      id: null,
+    });
+  };
+
+  router.use(allowCors);
+  router.use(hostHeaderValidation(allowedHosts));
+  router.post(
+    '/',
+    oauth.requireBearer({ resource }),
+    express.json({ limit: '1mb' }),
+    requireToolScope,
+    serve,
+  );
+  router.get('/', oauth.requireBearer({ resource }), notAllowed);
+  router.delete('/', oauth.requireBearer({ resource }), notAllowed);
+  router.all('/', notAllowed);
+  return router;
+}

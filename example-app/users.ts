@@ -1,0 +1,122 @@
+// Users of the business service: creation with an scrypt password hash and a company, and sign-in checks.
+import { randomBytes, scryptSync, timingSafeEqual } from 'node:crypto';
+import type { AppDb } from './db/database';
+import { seedDemoData } from './demo-data';
+
+/** A user as the OAuth router sees it. */
+export interface AppUser {
+  id: string;
+  name?: string;
+  email: string;
+  companyId: number;
+}
+
+/** A problem with the input of user creation, with a message fit for the command line. */
+export class UserInputError extends Error {
+  override readonly name = 'UserInputError';
+}
+
+const SCRYPT = { N: 16384, r: 8, p: 1, keyLength: 32 };
+const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+export const MIN_PASSWORD_LENGTH = 10;
+
+export function hashPassword(password: string): string {
+  const salt = randomBytes(16);
+  const hash = scryptSync(password, salt, SCRYPT.keyLength, SCRYPT);
+  return [
+    'scrypt',
+    SCRYPT.N,
+    SCRYPT.r,
+    SCRYPT.p,
+    salt.toString('base64url'),
+    hash.toString('base64url'),
+  ].join('$');
+}
+
+export function verifyPassword(password: string, stored: string): boolean {
+  const [scheme, N, r, p, salt, hash] = stored.split('$');
+  if (scheme !== 'scrypt' || !salt || !hash) return false;
+  const expected = Buffer.from(hash, 'base64url');
+  const actual = scryptSync(password, Buffer.from(salt, 'base64url'), expected.length, {
+    N: Number(N),
+    r: Number(r),
+    p: Number(p),
+  });
+  return timingSafeEqual(actual, expected);
+}
+
+/** A hash of nothing, checked against when the email is unknown, so both answers take the same time. */
+const DUMMY_HASH = hashPassword(randomBytes(16).toString('hex'));
+
+export async function createUser(
+  db: AppDb,
+  input: { email?: string; password?: string; name?: string; company?: string },
+): Promise<AppUser> {
+  const email = input.email?.trim() ?? '';
+  if (!EMAIL.test(email) || email.length > 254)
+    throw new UserInputError(`"${email}" is not a valid email address.`);
+  const password = input.password ?? '';
+  if (!password) throw new UserInputError('A password is required (--password).');
+  if (password.length < MIN_PASSWORD_LENGTH) {
+    throw new UserInputError(`The password is too short: use at least ${MIN_PASSWORD_LENGTH} characters.`);
+  }
+  if (password.length > 1024)
+    throw new UserInputError('The password is too long: use at most 1024 characters.');
+  const name = input.name?.trim() || undefined;
+  if (name && name.length > 200)
+    throw new UserInputError('The name is too long: use at most 200 characters.');
+  const passwordHash = hashPassword(password);
+
+  return db.transaction(async (tx) => {
+    if (await tx.get('SELECT 1 AS taken FROM users WHERE lower(email) = lower(?)', [email])) {
+      throw new UserInputError(`A user with the email ${email} already exists.`);
+    }
+    const now = new Date().toISOString();
+    const companyName = input.company?.trim() || `${name ?? email.split('@')[0]}'s company`;
+    const companyId = await tx.insert(
+      'INSERT INTO companies (name, email, created_at) VALUES (?, ?, ?) RETURNING id',
+      [companyName, email, now],
+    );
+    const id = await tx.insert(
+      'INSERT INTO users (company_id, email, name, password_hash, created_at) VALUES (?, ?, ?, ?, ?) RETURNING id',
+      [companyId, email, name ?? null, passwordHash, now],
+    );
+    await seedDemoData(tx, companyId);
+    return { id: String(id), name, email, companyId };
+  });
+}
+
+interface UserRow {
+  id: number;
+  email: string;
+  name: string | null;
+  company_id: number;
+  password_hash: string;
+}
+
+/** The user with this email and password, or null; the same work is done whether or not the email exists. */
+export async function authenticateUser(db: AppDb, email: string, password: string): Promise<AppUser | null> {
+  const row = await db.get<UserRow>(
+    'SELECT id, email, name, company_id, password_hash FROM users WHERE lower(email) = lower(?)',
+    [email],
+  );
+  const ok = verifyPassword(password, row?.password_hash ?? DUMMY_HASH);
+  if (!row || !ok) return null;
+  return {
+    id: String(row.id),
+    email: row.email,
+    name: row.name ?? undefined,
+    companyId: Number(row.company_id),
+  };
+}
+
+/** The user with this id, or null. */
+export async function findUser(db: AppDb, id: string): Promise<AppUser | null> {
+  if (!/^\d{1,15}$/.test(id)) return null;
+  const row = await db.get<UserRow>('SELECT id, email, name, company_id FROM users WHERE id = ?', [
+    Number(id),
+  ]);
+  return row
+    ? { id: String(row.id), email: row.email, name: row.name ?? undefined, companyId: Number(row.company_id) }
+    : null;
+}
