@@ -1,0 +1,23 @@
+// A host app written in CommonJS: mounts the installed package on whatever Express the app has, then prints its URL.
+const http = require('node:http');
+const os = require('node:os');
+const path = require('node:path');
+const fs = require('node:fs');
+const express = require('express');
+const { createOAuthRouter, createSqliteStore, createJwtSigner } = require('express-mcp-oauth');
+
+const server = http.createServer();
+server.listen(0, '127.0.0.1', () => {
+  const issuer = `http://127.0.0.1:${server.address().port}`;
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'consumer-cjs-'));
+  const oauth = createOAuthRouter(createSqliteStore(path.join(dir, 'oauth.db')), createJwtSigner(), {
+    issuer,
+    authenticateUser: (email, password) =>
+      email === process.env.USER_EMAIL && password === process.env.USER_PASSWORD ? { id: 'u1' } : null,
+  });
+  const app = express();
+  app.use(oauth);
+  app.post('/mcp', oauth.requireBearer(), (req, res) => res.json({ user: req.auth.userId }));
+  server.on('request', app);
+  console.log(JSON.stringify({ url: issuer, express: require('express/package.json').version }));
+});

@@ -1,0 +1,25 @@
+// A host app written as an ES module: mounts the installed package on whatever Express the app has, then prints its URL.
+import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import fs from 'node:fs';
+import { createRequire } from 'node:module';
+import express from 'express';
+import { createOAuthRouter, createSqliteStore, createJwtSigner } from 'express-mcp-oauth';
+
+const server = http.createServer();
+server.listen(0, '127.0.0.1', () => {
+  const issuer = `http://127.0.0.1:${server.address().port}`;
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'consumer-esm-'));
+  const oauth = createOAuthRouter(createSqliteStore(path.join(dir, 'oauth.db')), createJwtSigner(), {
+    issuer,
+    authenticateUser: (email, password) =>
+      email === process.env.USER_EMAIL && password === process.env.USER_PASSWORD ? { id: 'u1' } : null,
+  });
+  const app = express();
+  app.use(oauth);
+  app.post('/mcp', oauth.requireBearer(), (req, res) => res.json({ user: req.auth.userId }));
+  server.on('request', app);
+  const version = createRequire(import.meta.url)('express/package.json').version;
+  console.log(JSON.stringify({ url: issuer, express: version }));
+});

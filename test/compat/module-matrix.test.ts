@@ -1,0 +1,81 @@
+// The package as users install it (the build, with its package.json exports), in host apps on Express 4 and 5,
+// written as CommonJS and as ES modules: each one runs the openid-client journey against its own server.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { runOpenidClientJourney } from '../helpers/openid-client';
+
+const ROOT = join(__dirname, '../..');
+const USER = { email: 'matrix@example.com', password: 'matrix password 1' };
+
+/** A host project whose node_modules has the built package and the given Express as `express`. */
+function hostProject(expressDir: string): string {
+  const dir = mkdtempSync(join(tmpdir(), 'mcp-oauth-host-'));
+  const modules = join(dir, 'node_modules');
+  mkdirSync(modules);
+  for (const entry of readdirSync(join(ROOT, 'node_modules'))) {
+    if (entry === 'express' || entry === 'express-mcp-oauth' || entry.startsWith('.')) continue;
+    symlinkSync(join(ROOT, 'node_modules', entry), join(modules, entry));
+  }
+  symlinkSync(join(ROOT, 'node_modules', expressDir), join(modules, 'express'));
+  // A real copy, not a link: the package must resolve express from the host's node_modules, as when installed.
+  const pkg = join(modules, 'express-mcp-oauth');
+  for (const part of ['package.json', 'dist/lib', 'dist/esm', 'views'])
+    cpSync(join(ROOT, part), join(pkg, part), { recursive: true });
+  cpSync(join(__dirname, 'consumer-app.cjs'), join(dir, 'app.cjs'));
+  cpSync(join(__dirname, 'consumer-app.mjs'), join(dir, 'app.mjs'));
+  writeFileSync(join(dir, 'package.json'), '{"name":"host","private":true}');
+  return dir;
+}
+
+async function startHost(
+  dir: string,
+  script: string,
+): Promise<{ child: ChildProcess; url: string; express: string }> {
+  const child = spawn(process.execPath, [join(dir, script)], {
+    env: { ...process.env, USER_EMAIL: USER.email, USER_PASSWORD: USER.password },
+  });
+  let stderr = '';
+  child.stderr!.on('data', (chunk) => (stderr += chunk));
+  const firstLine = await new Promise<string>((resolve, reject) => {
+    createInterface({ input: child.stdout! }).once('line', resolve);
+    child.once('exit', (code) => reject(new Error(`${script} exited with ${code}: ${stderr}`)));
+  });
+  return { child, ...JSON.parse(firstLine) };
+}
+
+describe('Express 4 and 5, CommonJS and ES modules', () => {
+  const projects: Record<string, string> = {};
+  beforeAll(() => {
+    projects['4'] = hostProject('express4');
+    projects['5'] = hostProject('express');
+  }, 120_000);
+  afterAll(() => Object.values(projects).forEach((dir) => rmSync(dir, { recursive: true, force: true })));
+
+  test.each([
+    ['4', 'app.cjs'],
+    ['4', 'app.mjs'],
+    ['5', 'app.cjs'],
+    ['5', 'app.mjs'],
+  ])('Express %s, %s: the whole journey works', async (major, script) => {
+    const host = await startHost(projects[major]!, script);
+    try {
+      expect(host.express.split('.')[0]).toBe(major);
+      const result = await runOpenidClientJourney(host.url, USER.email, USER.password);
+      expect(result).toMatchObject({
+        issuerInCallback: host.url,
+        rotated: true,
+        refreshAfterRevocation: 'invalid_grant',
+      });
+      const refused = await fetch(`${host.url}/mcp`, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${result.accessToken}` },
+      });
+      expect(refused.status).toBe(401);
+    } finally {
+      host.child.kill();
+    }
+  });
+});

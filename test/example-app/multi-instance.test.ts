@@ -1,0 +1,199 @@
+// Two instances of the reference app on one PostgreSQL and one Redis, as behind a load balancer: whatever one
+// instance issues, the other honours; atomic operations stay atomic across them; limits count requests to both.
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { authorizeOn } from '../helpers/http-browser';
+import { createTestDatabase } from '../helpers/postgres-database';
+import { describeWith, REDIS_URL } from '../helpers/services';
+
+const ROOT = join(__dirname, '../..');
+const USER = { email: 'multi@example.com', password: 'a long multi password' };
+
+// Response bodies of the instances under test, read as loosely as a client would.
+type Json = any;
+const json = async (response: Response | Promise<Response>) => (await (await response).json()) as Json;
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+function startInstance(port: number, env: Record<string, string>): Promise<ChildProcess> {
+  const child = spawn(process.execPath, [join(ROOT, 'dist/example-app/server.js')], {
+    env: { ...process.env, ...env, PORT: String(port) },
+  });
+  let output = '';
+  child.stderr!.on('data', (chunk) => (output += chunk));
+  return new Promise((resolve, reject) => {
+    child.stdout!.on('data', (chunk) => String(chunk).includes('MCP server on') && resolve(child));
+    child.once('exit', (code) => reject(new Error(`instance on ${port} exited with ${code}: ${output}`)));
+  });
+}
+
+describeWith('several instances behind a load balancer', { postgres: true, redis: true }, () => {
+  let database: Awaited<ReturnType<typeof createTestDatabase>>;
+  const instances: ChildProcess[] = [];
+  let a: string;
+  let b: string;
+  let issuer: string;
+  let registrations = 0;
+
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    const [portA, portB] = [await freePort(), await freePort()];
+    a = `http://127.0.0.1:${portA}`;
+    b = `http://127.0.0.1:${portB}`;
+    issuer = a; // one public address for both, as a load balancer would give them
+    const env = {
+      BASE_URL: issuer,
+      DATABASE_URL: database.url,
+      REDIS_URL: REDIS_URL!,
+      RATE_LIMIT_PREFIX: `test-${randomBytes(4).toString('hex')}:`,
+    };
+    await promisify(execFile)(
+      process.execPath,
+      [join(ROOT, 'dist/example-app/cli/user-create.js'), '--email', USER.email, '--password', USER.password],
+      {
+        env: { ...process.env, ...env },
+      },
+    );
+    // Both start at once on the same database: the migrations must not collide.
+    instances.push(...(await Promise.all([startInstance(portA, env), startInstance(portB, env)])));
+  }, 60_000);
+  afterAll(async () => {
+    await Promise.all(
+      instances.map(
+        (child) => new Promise((resolve) => (child.once('exit', resolve), child.kill('SIGTERM'))),
+      ),
+    );
+    await database?.drop();
+  });
+
+  const register = async (base: string) => {
+    registrations += 1;
+    return fetch(`${base}/v1/oauth/register`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({
+        client_name: 'Multi',
+        redirect_uris: ['https://client.example/cb'],
+        token_endpoint_auth_method: 'client_secret_post',
+      }),
+    });
+  };
+  const token = (
+    base: string,
+    client: { client_id: string; client_secret: string },
+    params: Record<string, string>,
+  ) =>
+    fetch(`${base}/v1/oauth/token`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({
+        ...params,
+        client_id: client.client_id,
+        client_secret: client.client_secret,
+      }),
+    });
+  const callTool = (base: string, accessToken: string) =>
+    fetch(`${base}/mcp`, {
+      method: 'POST',
+      headers: {
+        Authorization: `Bearer ${accessToken}`,
+        'Content-Type': 'application/json',
+        Accept: 'application/json, text/event-stream',
+      },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'tools/call',
+        params: { name: 'list_clients', arguments: {} },
+      }),
+    });
+  const exchange = async (
+    base: string,
+    client: Json,
+    grant: { code: string; verifier: string; redirectUri: string },
+  ) =>
+    token(base, client, {
+      grant_type: 'authorization_code',
+      code: grant.code,
+      code_verifier: grant.verifier,
+      redirect_uri: grant.redirectUri,
+    });
+
+  test('a client registered through one instance is used through the other; a code from one is redeemed on the other', async () => {
+    const client = await json(register(a));
+    const grant = await authorizeOn(b, client, USER, `${issuer}/mcp`);
+    const res = await exchange(a, client, grant);
+    expect(res.status).toBe(200);
+    const tokens = await json(res);
+    expect((await callTool(b, tokens.access_token)).status).toBe(200);
+    expect((await callTool(a, tokens.access_token)).status).toBe(200);
+  });
+
+  test('50 concurrent redemptions of one code spread over both instances: exactly one succeeds', async () => {
+    const client = await json(register(b));
+    const grant = await authorizeOn(a, client, USER, `${issuer}/mcp`);
+    const statuses = await Promise.all(
+      Array.from({ length: 50 }, (_, i) => exchange(i % 2 ? a : b, client, grant).then((res) => res.status)),
+    );
+    expect(statuses.filter((status) => status === 200)).toHaveLength(1);
+    expect(statuses.filter((status) => status === 400)).toHaveLength(49);
+  });
+
+  test('a refresh token rotated on one instance and replayed on the other revokes the grant', async () => {
+    const client = await json(register(a));
+    const first = await json(exchange(a, client, await authorizeOn(a, client, USER, `${issuer}/mcp`)));
+    const second = await json(
+      token(a, client, { grant_type: 'refresh_token', refresh_token: first.refresh_token }),
+    );
+    const third = await json(
+      token(a, client, { grant_type: 'refresh_token', refresh_token: second.refresh_token }),
+    );
+    const replay = await token(b, client, {
+      grant_type: 'refresh_token',
+      refresh_token: first.refresh_token,
+    });
+    expect((await json(replay)).error).toBe('invalid_grant');
+    expect(
+      (await json(token(a, client, { grant_type: 'refresh_token', refresh_token: third.refresh_token })))
+        .error,
+    ).toBe('invalid_grant');
+    expect((await callTool(a, third.access_token)).status).toBe(401);
+    expect((await callTool(b, third.access_token)).status).toBe(401);
+  });
+
+  test('a revocation on one instance is seen by the other within the documented delay (grantStatusMs, 1 s)', async () => {
+    const client = await json(register(b));
+    const tokens = await json(exchange(b, client, await authorizeOn(b, client, USER, `${issuer}/mcp`)));
+    expect((await callTool(b, tokens.access_token)).status).toBe(200); // B now remembers the grant as active
+    const revoked = await fetch(`${a}/v1/oauth/revoke`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ token: tokens.refresh_token }),
+    });
+    expect(revoked.status).toBe(200);
+    expect((await callTool(a, tokens.access_token)).status).toBe(401); // the revoking instance: at once
+    const started = Date.now();
+    while ((await callTool(b, tokens.access_token)).status === 200)
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    const delay = Date.now() - started;
+    console.log(`revocation seen by the other instance after ${delay} ms`);
+    expect(delay).toBeLessThan(1000 + 250);
+  });
+
+  test('the registration limit (20 per 15 minutes per address) counts requests to both instances', async () => {
+    const statuses: number[] = [];
+    while (registrations < 20) statuses.push((await register(registrations % 2 ? a : b)).status);
+    expect(statuses.every((status) => status === 201)).toBe(true);
+    expect((await register(a)).status).toBe(429);
+    expect((await register(b)).status).toBe(429);
+  });
+});

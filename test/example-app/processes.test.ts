@@ -1,0 +1,194 @@
+// The contract's commands as a user runs them: `npm run user:create` and `npm start` (the built app, from
+// Jest's global setup), with the environment variables the contract names.
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { createPublicKey, generateKeyPairSync } from 'node:crypto';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+
+const ROOT = join(__dirname, '../..');
+const CLI = join(ROOT, 'dist/example-app/cli/user-create.js');
+const SERVER = join(ROOT, 'dist/example-app/server.js');
+
+// These runs are of the default, SQLite app: the PostgreSQL and Redis that CI exports are not theirs.
+const { DATABASE_URL: _postgres, REDIS_URL: _redis, ...baseEnv } = process.env;
+
+let dir: string;
+let databasePath: string;
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'example-processes-'));
+  databasePath = join(dir, 'nested', 'app.db');
+});
+afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+async function userCreate(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  try {
+    const { stdout, stderr } = await promisify(execFile)(process.execPath, [CLI, ...args], {
+      env: { ...baseEnv, DATABASE_PATH: databasePath },
+    });
+    return { code: 0, stdout, stderr };
+  } catch (error) {
+    const failed = error as { code: number; stdout: string; stderr: string };
+    return { code: failed.code, stdout: failed.stdout, stderr: failed.stderr };
+  }
+}
+
+describe('npm run user:create', () => {
+  test('creates the database with its schema and a user with a demo company', async () => {
+    const created = await userCreate(
+      '--email',
+      'ana@example.com',
+      '--password',
+      'a long password',
+      '--name',
+      'Ana',
+    );
+    expect(created).toMatchObject({
+      code: 0,
+      stdout: expect.stringContaining('Created user ana@example.com'),
+    });
+    expect(statSync(databasePath).size).toBeGreaterThan(0);
+    // It holds the signing key and password hashes: this user only.
+    expect(statSync(databasePath).mode & 0o777).toBe(0o600);
+  });
+
+  test.each([
+    [
+      'a taken email (any case)',
+      ['--email', 'ANA@example.com', '--password', 'a long password'],
+      1,
+      /already exists/,
+    ],
+    [
+      'a malformed email',
+      ['--email', 'ana-at-example', '--password', 'a long password'],
+      1,
+      /not a valid email address/,
+    ],
+    ['no password', ['--email', 'bob@example.com'], 1, /password is required/],
+    [
+      'a short password',
+      ['--email', 'bob@example.com', '--password', 'short'],
+      1,
+      /too short: use at least 10 characters/,
+    ],
+    ['no email', ['--password', 'a long password'], 2, /An email is required/],
+    [
+      'an unknown option',
+      ['--email', 'bob@example.com', '--password', 'a long password', '--admin'],
+      2,
+      /Unknown option '--admin'/,
+    ],
+  ])('exits non-zero with a clear message for %s', async (_name, args, code, message) => {
+    await userCreate('--email', 'ana@example.com', '--password', 'a long password');
+    const result = await userCreate(...args);
+    expect(result.code).toBe(code);
+    expect(result.stderr).toMatch(message);
+  });
+});
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+async function start(
+  env: Record<string, string>,
+): Promise<{ child: ChildProcess; base: string; stderr: () => string }> {
+  const port = await freePort();
+  const child = spawn(process.execPath, [SERVER], {
+    env: { ...baseEnv, PORT: String(port), DATABASE_PATH: databasePath, ...env },
+  });
+  let stderr = '';
+  child.stderr!.on('data', (chunk) => (stderr += chunk));
+  await new Promise<void>((resolve, reject) => {
+    child.stdout!.on('data', (chunk) => String(chunk).includes('MCP server on') && resolve());
+    child.once('exit', (code) => reject(new Error(`the app exited with ${code}: ${stderr}`)));
+  });
+  return { child, base: `http://localhost:${port}`, stderr: () => stderr };
+}
+
+const stop = (child: ChildProcess) =>
+  new Promise((resolve) => (child.once('exit', resolve), child.kill('SIGTERM')));
+
+describe('npm start', () => {
+  test('serves on PORT with BASE_URL defaulting to http://localhost:$PORT, and keeps its signing key across restarts', async () => {
+    const first = await start({});
+    const metadata = (await (await fetch(`${first.base}/.well-known/oauth-authorization-server`)).json()) as {
+      issuer: string;
+      jwks_uri: string;
+    };
+    expect(metadata.issuer).toBe(first.base);
+    const keys = await (await fetch(metadata.jwks_uri)).json();
+    await stop(first.child);
+
+    const second = await start({});
+    expect(await (await fetch(`${second.base}/v1/oauth/jwks`)).json()).toEqual(keys);
+    await stop(second.child);
+  });
+
+  test('a SIGNING_KEY in the environment wins over the stored one', async () => {
+    const pem = generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey.export({
+      type: 'pkcs8',
+      format: 'pem',
+    }) as string;
+    const stored = await start({});
+    const storedKeys = (await (await fetch(`${stored.base}/v1/oauth/jwks`)).json()) as {
+      keys: Array<{ x: string }>;
+    };
+    await stop(stored.child);
+    const given = await start({ SIGNING_KEY: pem });
+    const givenKeys = (await (await fetch(`${given.base}/v1/oauth/jwks`)).json()) as {
+      keys: Array<{ x: string }>;
+    };
+    await stop(given.child);
+    expect(givenKeys.keys[0]!.x).toBe((createPublicKey(pem).export({ format: 'jwk' }) as { x: string }).x);
+    expect(givenKeys.keys[0]!.x).not.toBe(storedKeys.keys[0]!.x);
+  });
+
+  test('BASE_URL sets the issuer and the resource', async () => {
+    const app = await start({ BASE_URL: 'https://mcp.example.com/' });
+    const metadata = (await (await fetch(`${app.base}/.well-known/oauth-authorization-server`)).json()) as {
+      issuer: string;
+    };
+    expect(metadata.issuer).toBe('https://mcp.example.com');
+    const resource = (await (await fetch(`${app.base}/.well-known/oauth-protected-resource/mcp`)).json()) as {
+      resource: string;
+    };
+    expect(resource.resource).toBe('https://mcp.example.com/mcp');
+    await stop(app.child);
+  });
+
+  test('RATE_LIMITS=off turns the limits off and warns at start', async () => {
+    const app = await start({ RATE_LIMITS: 'off' });
+    expect(app.stderr()).toMatch(/WARNING: RATE_LIMITS=off/);
+    const res = await fetch(`${app.base}/v1/oauth/revoke`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: '{"token":"x"}',
+    });
+    expect(res.headers.get('ratelimit')).toBeNull();
+    await stop(app.child);
+  });
+
+  test('with limits on, the OAuth endpoints answer with RateLimit headers', async () => {
+    const app = await start({});
+    const res = await fetch(`${app.base}/v1/oauth/revoke`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: '{"token":"x"}',
+    });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('ratelimit')).toMatch(/"revoke"; r=\d+; t=\d+/);
+    await stop(app.child);
+  });
+
+  test('a bad setting stops the app at once with a message that says what to fix', async () => {
+    await expect(start({ RATE_LIMITS: 'maybe' })).rejects.toThrow(/RATE_LIMITS must be "on" or "off"/);
+  });
+});

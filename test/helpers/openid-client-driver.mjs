@@ -1,0 +1,102 @@
+// Drives the server with openid-client, an OAuth client written elsewhere: discovery (RFC 8414), registration
+// (RFC 7591), the code flow with PKCE and iss checking (RFC 9207), refresh, revocation. The user's part (sign in,
+// Allow) is played by a scripted browser with a cookie jar. Prints one JSON line of results.
+import * as client from 'openid-client';
+
+const [base, email, password] = process.argv.slice(2);
+const redirectUri = 'http://127.0.0.1:9/callback';
+const cookies = new Map();
+
+async function browse(url, init = {}) {
+  const headers = { ...(init.headers ?? {}), Cookie: [...cookies].map(([k, v]) => `${k}=${v}`).join('; ') };
+  const res = await fetch(url, { ...init, headers, redirect: 'manual' });
+  for (const line of res.headers.getSetCookie()) {
+    const [pair] = line.split(';');
+    const index = pair.indexOf('=');
+    cookies.set(pair.slice(0, index), pair.slice(index + 1));
+  }
+  return res;
+}
+
+function form(html) {
+  const action = /<form[^>]*action="([^"]+)"/.exec(html)[1].replace(/&amp;/g, '&');
+  const fields = [...html.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)"/g)].map((m) => [
+    m[1],
+    m[2],
+  ]);
+  // Ticked checkboxes (the consent page's scopes), sent as a browser sends them.
+  fields.push(
+    ...[...html.matchAll(/<input type="checkbox"[^>]* name="([^"]+)" value="([^"]*)" checked>/g)].map((m) => [
+      m[1],
+      m[2],
+    ]),
+  );
+  return { action, fields };
+}
+
+const post = (action, fields) =>
+  browse(action, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams(fields),
+  });
+
+const config = await client.dynamicClientRegistration(
+  new URL(base),
+  {
+    client_name: 'openid-client',
+    redirect_uris: [redirectUri],
+    token_endpoint_auth_method: 'client_secret_post',
+    grant_types: ['authorization_code', 'refresh_token'],
+    scope: 'fakture:read clients:read',
+  },
+  undefined,
+  { algorithm: 'oauth2', execute: [client.allowInsecureRequests] },
+);
+
+const verifier = client.randomPKCECodeVerifier();
+const state = client.randomState();
+const authorizationUrl = client.buildAuthorizationUrl(config, {
+  redirect_uri: redirectUri,
+  scope: 'fakture:read clients:read',
+  code_challenge: await client.calculatePKCECodeChallenge(verifier),
+  code_challenge_method: 'S256',
+  state,
+  resource: `${base}/mcp`,
+});
+
+const signIn = form(await (await browse(authorizationUrl)).text());
+const signedIn = await post(signIn.action, [...signIn.fields, ['email', email], ['password', password]]);
+const consent = form(await (await browse(new URL(signedIn.headers.get('location'), base))).text());
+const decided = await post(consent.action, [...consent.fields, ['decision', 'allow']]);
+const callbackUrl = new URL(decided.headers.get('location'));
+
+const tokens = await client.authorizationCodeGrant(
+  config,
+  callbackUrl,
+  { pkceCodeVerifier: verifier, expectedState: state },
+  { resource: `${base}/mcp` },
+);
+const refreshed = await client.refreshTokenGrant(config, tokens.refresh_token);
+await client.tokenRevocation(config, refreshed.refresh_token, { token_type_hint: 'refresh_token' });
+let refreshAfterRevocation;
+try {
+  await client.refreshTokenGrant(config, refreshed.refresh_token);
+  refreshAfterRevocation = 'accepted';
+} catch (error) {
+  refreshAfterRevocation = error.error ?? error.code ?? String(error);
+}
+
+console.log(
+  JSON.stringify({
+    clientId: config.clientMetadata().client_id,
+    authMethod: config.clientMetadata().token_endpoint_auth_method,
+    issuerInCallback: callbackUrl.searchParams.get('iss'),
+    tokenType: tokens.token_type,
+    scope: tokens.scope,
+    expiresIn: tokens.expires_in,
+    rotated: refreshed.refresh_token !== tokens.refresh_token,
+    accessToken: refreshed.access_token,
+    refreshAfterRevocation,
+  }),
+);

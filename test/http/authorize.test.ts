@@ -1,0 +1,393 @@
+// The authorization endpoint: validation order, redirects with iss, the sign-in and consent pages, CSRF, headers.
+import request from 'supertest';
+import { hashSecret } from '../../lib/crypto/secrets';
+import {
+  authorizeInBrowser,
+  authorizeQuery,
+  createTestServer,
+  formOf,
+  ISSUER,
+  registerClient,
+  USER,
+  type RegisteredClient,
+  type TestServer,
+} from '../helpers/oauth-app';
+import { MINUTE } from '../helpers/clock';
+
+describe('GET /v1/oauth/authorize', () => {
+  let server: TestServer;
+  let client: RegisteredClient;
+  beforeAll(async () => {
+    server = createTestServer();
+    client = await registerClient(server.app, { scope: 'fakture:read clients:read company:read' });
+  });
+  afterAll(() => server.close());
+  const authorize = (overrides: Record<string, string | undefined> = {}, target = client) =>
+    request(server.app).get(`/v1/oauth/authorize?${authorizeQuery(target, overrides).query}`);
+
+  test('shows the sign-in page: Email, Password, Sign in', async () => {
+    const res = await authorize();
+    expect(res.status).toBe(200);
+    expect(res.headers['content-type']).toMatch(/^text\/html/);
+    expect(res.text).toMatch(/<label for="email">Email<\/label>/);
+    expect(res.text).toMatch(/<label for="password">Password<\/label>/);
+    expect(res.text).toMatch(/<button[^>]*type="submit"[^>]*>Sign in<\/button>/);
+  });
+
+  test('clickjacking: pages forbid framing and carry a strict CSP, and are never cached', async () => {
+    const res = await authorize();
+    const csp = res.headers['content-security-policy'];
+    expect(csp).toContain("frame-ancestors 'none'");
+    expect(csp).toContain("default-src 'none'");
+    expect(csp).toContain("form-action 'self' https://client.example");
+    expect(csp).not.toContain('unsafe-inline');
+    expect(res.headers['x-frame-options']).toBe('DENY');
+    expect(res.headers['cache-control']).toBe('no-store');
+    expect(res.headers['referrer-policy']).toBe('no-referrer');
+  });
+
+  // Until the client and its redirect URI are verified, nothing is redirected: that would be an open redirect.
+  test.each([
+    ['no client_id', { client_id: undefined }],
+    ['an unknown client_id', { client_id: 'nobody' }],
+    ['no redirect_uri', { redirect_uri: undefined }],
+    ['open redirect: an unregistered host', { redirect_uri: 'https://evil.example/callback' }],
+    ['open redirect: another path', { redirect_uri: 'https://client.example/callback/../evil' }],
+    [
+      'open redirect: an extra query',
+      { redirect_uri: 'https://client.example/callback?next=https://evil.example' },
+    ],
+    ['open redirect: a trailing slash', { redirect_uri: 'https://client.example/callback/' }],
+    ['open redirect: another port on https', { redirect_uri: 'https://client.example:8443/callback' }],
+    ['open redirect: a fragment', { redirect_uri: 'https://client.example/callback#x' }],
+  ])('%s: an HTML error page, never a redirect', async (_name, overrides) => {
+    const res = await authorize(overrides);
+    expect(res.status).toBe(400);
+    expect(res.headers.location).toBeUndefined();
+    expect(res.headers['content-type']).toMatch(/^text\/html/);
+    expect(res.text).toContain('This request cannot continue');
+  });
+
+  test('a loopback redirect URI may use another port (RFC 8252 §7.3), but nothing else may change', async () => {
+    const native = await registerClient(server.app, {
+      redirect_uris: ['http://127.0.0.1:33418/cb'],
+      token_endpoint_auth_method: 'none',
+    });
+    expect((await authorize({ redirect_uri: 'http://127.0.0.1:50123/cb' }, native)).status).toBe(200);
+    expect((await authorize({ redirect_uri: 'http://127.0.0.1/cb' }, native)).status).toBe(200);
+    expect((await authorize({ redirect_uri: 'http://127.0.0.1:50123/other' }, native)).status).toBe(400);
+    expect((await authorize({ redirect_uri: 'http://localhost:33418/cb' }, native)).status).toBe(400);
+  });
+
+  // Once the redirect URI is trusted, errors go back to the client with state and iss (RFC 6749 §4.1.2.1, RFC 9207).
+  test.each([
+    ['no response_type', { response_type: undefined }, 'invalid_request'],
+    ['response_type token (implicit)', { response_type: 'token' }, 'unsupported_response_type'],
+    ['no code_challenge', { code_challenge: undefined }, 'invalid_request'],
+    ['PKCE downgrade: method plain', { code_challenge_method: 'plain' }, 'invalid_request'],
+    ['PKCE downgrade: no method', { code_challenge_method: undefined }, 'invalid_request'],
+    ['a short code_challenge', { code_challenge: 'a'.repeat(42) }, 'invalid_request'],
+    ['a code_challenge with bad characters', { code_challenge: `${'a'.repeat(42)}+` }, 'invalid_request'],
+    ['an unknown scope', { scope: 'fakture:read bank:write' }, 'invalid_scope'],
+    ['a scope the client did not register', { scope: 'company:write' }, 'invalid_scope'],
+    ['an unknown resource', { resource: 'https://elsewhere.example/mcp' }, 'invalid_target'],
+  ])('%s redirects with error=%s', async (_name, overrides, error) => {
+    const res = await authorize(overrides);
+    expect(res.status).toBe(302);
+    const location = new URL(res.headers.location!);
+    expect(location.origin + location.pathname).toBe('https://client.example/callback');
+    expect(location.searchParams.get('error')).toBe(error);
+    expect(location.searchParams.get('error_description')).toBeTruthy();
+    expect(location.searchParams.get('state')).toBe('state-123');
+    expect(location.searchParams.get('iss')).toBe(ISSUER);
+  });
+
+  test('a repeated parameter is invalid_request (RFC 6749 §3.1)', async () => {
+    const { query } = authorizeQuery(client);
+    const res = await request(server.app).get(`/v1/oauth/authorize?${query}&scope=company:read`);
+    expect(res.status).toBe(302);
+    expect(new URL(res.headers.location!).searchParams.get('error')).toBe('invalid_request');
+  });
+
+  test('two resources at once are invalid_target', async () => {
+    const { query } = authorizeQuery(client);
+    const res = await request(server.app).get(
+      `/v1/oauth/authorize?${query}&resource=${encodeURIComponent(`${ISSUER}/mcp`)}`,
+    );
+    expect(new URL(res.headers.location!).searchParams.get('error')).toBe('invalid_target');
+  });
+});
+
+describe('sign-in and consent', () => {
+  let server: TestServer;
+  let client: RegisteredClient;
+  beforeEach(async () => {
+    server = createTestServer();
+    client = await registerClient(server.app, {
+      client_name: 'Claude <script>alert(1)</script>',
+      scope: 'fakture:read clients:read',
+    });
+  });
+  afterEach(() => server.close());
+
+  async function signInPage(overrides: Record<string, string | undefined> = {}) {
+    const browser = request.agent(server.app);
+    const page = await browser.get(`/v1/oauth/authorize?${authorizeQuery(client, overrides).query}`);
+    return { browser, page, form: formOf(page.text) };
+  }
+
+  test('account enumeration: a wrong password and an unknown email get the same answer', async () => {
+    const answers = [];
+    for (const credentials of [
+      { email: USER.email, password: 'wrong password' },
+      { email: 'nobody@example.com', password: 'wrong password' },
+    ]) {
+      const { browser, form } = await signInPage();
+      const res = await browser
+        .post(form.action)
+        .type('form')
+        .send({ ...form.fields, ...credentials });
+      answers.push({ status: res.status, message: /role="alert">([^<]+)</.exec(res.text)?.[1] });
+    }
+    expect(answers[0]).toEqual({ status: 401, message: 'The email or password is incorrect.' });
+    expect(answers[1]).toEqual(answers[0]);
+  });
+
+  test('signing in sets a short-lived HttpOnly SameSite cookie and leads to consent', async () => {
+    const { browser, form } = await signInPage();
+    const res = await browser
+      .post(form.action)
+      .type('form')
+      .send({ ...form.fields, email: USER.email, password: USER.password });
+    expect(res.status).toBe(303);
+    const cookie = (res.headers['set-cookie'] as unknown as string[]).find((value) =>
+      value.startsWith('mcp_oauth_session='),
+    )!;
+    expect(cookie).toMatch(/HttpOnly/);
+    expect(cookie).toMatch(/SameSite=Lax/);
+    expect(cookie).toMatch(/Max-Age=1800/);
+    expect(cookie).toMatch(/Path=\/v1\/oauth/);
+    const consent = await browser.get(
+      new URL(res.headers.location!, ISSUER).pathname + new URL(res.headers.location!).search,
+    );
+    expect(consent.text).toContain('Claude &lt;script&gt;alert(1)&lt;/script&gt;');
+    expect(consent.text).not.toContain('<script>alert(1)</script>');
+    expect(consent.text).toContain('client.example');
+    expect(consent.text).toContain('Read your invoices and quotes');
+    expect(consent.text).toContain('Read your client records');
+    expect(consent.text).toMatch(/>Allow<\/button>/);
+    expect(consent.text).toMatch(/>Deny<\/button>/);
+  });
+
+  test('a second authorization in the same browser asks only for consent', async () => {
+    const { browser } = await authorizeInBrowser(server.app, client);
+    const page = await browser.get(`/v1/oauth/authorize?${authorizeQuery(client).query}`);
+    expect(page.text).toMatch(/>Allow<\/button>/);
+    expect(page.text).not.toContain('Password');
+  });
+
+  test('the sign-in is forgotten after its lifetime', async () => {
+    const { browser } = await authorizeInBrowser(server.app, client);
+    server.clock.advance(31 * MINUTE);
+    const page = await browser.get(`/v1/oauth/authorize?${authorizeQuery(client).query}`);
+    expect(page.text).toContain('Password');
+  });
+
+  test('Allow redirects with code, state and iss; the code is stored only as its hash', async () => {
+    const { decided, location, code } = await authorizeInBrowser(server.app, client, { state: 'a b&c=d/é' });
+    expect(decided.status).toBe(303);
+    expect(location.origin + location.pathname).toBe('https://client.example/callback');
+    expect(location.searchParams.get('state')).toBe('a b&c=d/é');
+    expect(location.searchParams.get('iss')).toBe(ISSUER);
+    expect(code).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    const stored = await server.store.findAuthorizationCode(hashSecret(code!));
+    expect(stored).toMatchObject({
+      clientId: client.client_id,
+      userId: USER.id,
+      scopes: ['fakture:read', 'clients:read'],
+    });
+  });
+
+  test('Deny redirects with error=access_denied, state and iss, and issues nothing', async () => {
+    const { decided, location } = await authorizeInBrowser(server.app, client, {}, 'deny');
+    expect(decided.status).toBe(303);
+    expect(location.searchParams.get('error')).toBe('access_denied');
+    expect(location.searchParams.get('state')).toBe('state-123');
+    expect(location.searchParams.get('iss')).toBe(ISSUER);
+    expect(location.searchParams.get('code')).toBeNull();
+    expect(await server.store.listActiveGrants(USER.id)).toEqual([]);
+  });
+
+  test('with no scope requested, consent covers the client’s registered scope', async () => {
+    const { code } = await authorizeInBrowser(server.app, client, { scope: undefined });
+    expect((await server.store.findAuthorizationCode(hashSecret(code!)))?.scopes).toEqual([
+      'fakture:read',
+      'clients:read',
+    ]);
+  });
+
+  describe('the user chooses the scopes', () => {
+    async function decide(scope: string[]) {
+      const { browser } = await authorizeInBrowser(server.app, client);
+      const page = await browser.get(`/v1/oauth/authorize?${authorizeQuery(client).query}`);
+      const form = formOf(page.text);
+      expect(form.fields.scope).toEqual(['fakture:read', 'clients:read']);
+      const res = await browser
+        .post(form.action)
+        .type('form')
+        .send({ ...form.fields, scope, decision: 'allow' });
+      return new URL(res.headers.location!);
+    }
+
+    test('an unticked scope is not granted', async () => {
+      const location = await decide(['clients:read']);
+      const code = location.searchParams.get('code')!;
+      expect((await server.store.findAuthorizationCode(hashSecret(code)))?.scopes).toEqual(['clients:read']);
+    });
+
+    test('a scope added to the form that the client did not request is ignored', async () => {
+      const location = await decide(['clients:read', 'company:write']);
+      const code = location.searchParams.get('code')!;
+      expect((await server.store.findAuthorizationCode(hashSecret(code)))?.scopes).toEqual(['clients:read']);
+    });
+
+    test('Allow with every scope unticked is a denial', async () => {
+      const location = await decide([]);
+      expect(location.searchParams.get('error')).toBe('access_denied');
+      expect(location.searchParams.get('code')).toBeNull();
+    });
+  });
+
+  describe('CSRF on the consent form', () => {
+    async function consentForm() {
+      const { browser } = await authorizeInBrowser(server.app, client);
+      const page = await browser.get(`/v1/oauth/authorize?${authorizeQuery(client).query}`);
+      return { browser, form: formOf(page.text) };
+    }
+
+    test('a cross-site post (no CSRF cookie) is refused and issues no code', async () => {
+      const { form } = await consentForm();
+      const res = await request(server.app)
+        .post(form.action)
+        .type('form')
+        .send({ ...form.fields, decision: 'allow' });
+      expect(res.status).toBe(403);
+      expect(res.headers.location).toBeUndefined();
+    });
+
+    test('a forged token is refused', async () => {
+      const { browser, form } = await consentForm();
+      const res = await browser
+        .post(form.action)
+        .type('form')
+        .send({ ...form.fields, csrf_token: 'forged', decision: 'allow' });
+      expect(res.status).toBe(403);
+    });
+
+    test("another browser's form is refused in this one", async () => {
+      const { form } = await consentForm();
+      const { browser } = await consentForm();
+      const res = await browser
+        .post(form.action)
+        .type('form')
+        .send({ ...form.fields, decision: 'allow' });
+      expect(res.status).toBe(403);
+    });
+
+    test('a pending request altered in the form (a wider scope) is refused', async () => {
+      const { browser, form } = await consentForm();
+      const [body, mac] = (form.fields.request as string).split('.');
+      const params = JSON.parse(Buffer.from(body!, 'base64url').toString());
+      params.scope = 'fakture:read clients:read company:write';
+      const forged = `${Buffer.from(JSON.stringify(params)).toString('base64url')}.${mac}`;
+      const res = await browser
+        .post(form.action)
+        .type('form')
+        .send({ ...form.fields, request: forged, decision: 'allow' });
+      expect(res.status).toBe(403);
+    });
+
+    test('a pending request older than 30 minutes has expired', async () => {
+      const { browser, form } = await consentForm();
+      server.clock.advance(31 * MINUTE);
+      const res = await browser
+        .post(form.action)
+        .type('form')
+        .send({ ...form.fields, decision: 'allow' });
+      expect(res.status).toBe(400);
+      expect(res.headers.location).toBeUndefined();
+      expect(res.text).toContain('expired');
+    });
+  });
+
+  test('a decision after the sign-in expired asks to sign in again', async () => {
+    const { browser } = await authorizeInBrowser(server.app, client);
+    server.clock.advance(20 * MINUTE);
+    const page = await browser.get(`/v1/oauth/authorize?${authorizeQuery(client).query}`);
+    const form = formOf(page.text);
+    // The sign-in (30 minutes) has now expired; the pending request (30 minutes from the page) has not.
+    server.clock.advance(15 * MINUTE);
+    const res = await browser
+      .post(form.action)
+      .type('form')
+      .send({ ...form.fields, decision: 'allow' });
+    expect(res.status).toBe(200);
+    expect(res.text).toContain('Your sign-in has expired');
+  });
+});
+
+describe('signing in through the host app (getSessionUser)', () => {
+  test('a signed-in host user goes straight to consent; a signed-out one is sent to signInUrl', async () => {
+    const server = createTestServer({
+      authenticateUser: undefined,
+      getSessionUser: (req) =>
+        req.headers['x-test-user'] ? { id: String(req.headers['x-test-user']) } : null,
+      signInUrl: (returnTo) => `/login?return_to=${encodeURIComponent(returnTo)}`,
+    });
+    try {
+      const client = await registerClient(server.app);
+      const { query } = authorizeQuery(client);
+      const signedIn = await request(server.app)
+        .get(`/v1/oauth/authorize?${query}`)
+        .set('x-test-user', 'host-user-7');
+      expect(signedIn.text).toMatch(/>Allow<\/button>/);
+      const signedOut = await request(server.app).get(`/v1/oauth/authorize?${query}`);
+      expect(signedOut.status).toBe(302);
+      const returnTo = new URL(signedOut.headers.location!, ISSUER).searchParams.get('return_to')!;
+      expect(returnTo.startsWith(`${ISSUER}/v1/oauth/authorize?`)).toBe(true);
+      expect(new URL(returnTo).searchParams.get('client_id')).toBe(client.client_id);
+    } finally {
+      server.close();
+    }
+  });
+});
+
+describe('failed sign-ins are rate limited', () => {
+  test('per account, whatever the address, and per IP; a correct sign-in is not counted', async () => {
+    const server = createTestServer({ rateLimits: { signInPerAccount: { limit: 3 }, signIn: { limit: 5 } } });
+    try {
+      const client = await registerClient(server.app);
+      const attempt = async (email: string, password: string) => {
+        const browser = request.agent(server.app);
+        const page = await browser.get(`/v1/oauth/authorize?${authorizeQuery(client).query}`);
+        const form = formOf(page.text);
+        return browser
+          .post(form.action)
+          .type('form')
+          .send({ ...form.fields, email, password });
+      };
+      expect((await attempt(USER.email, USER.password)).status).toBe(303);
+      for (let i = 0; i < 3; i += 1) expect((await attempt(USER.email, 'guess')).status).toBe(401);
+      const blocked = await attempt(USER.email.toUpperCase(), USER.password);
+      expect(blocked.status).toBe(429);
+      expect(blocked.headers['ratelimit-policy']).toBeDefined();
+      expect(blocked.text).toContain('Too many requests');
+      // Other accounts from the same address are limited per IP, after 5 failures in all.
+      // The blocked attempt counted as a failure from this address too: 4 so far, so one more is allowed.
+      expect((await attempt('b@example.com', 'guess')).status).toBe(401);
+      expect((await attempt('c@example.com', 'guess')).status).toBe(429);
+    } finally {
+      server.close();
+    }
+  });
+});

@@ -1,0 +1,153 @@
+// Dynamic client registration (RFC 7591): the real MCP clients register, bad metadata is refused with 400.
+import request from 'supertest';
+import { hashSecret } from '../../lib/crypto/secrets';
+import { createTestServer, type TestServer } from '../helpers/oauth-app';
+
+describe('POST /v1/oauth/register', () => {
+  let server: TestServer;
+  beforeAll(() => {
+    server = createTestServer();
+  });
+  afterAll(() => server.close());
+  const register = (body: unknown) =>
+    request(server.app)
+      .post('/v1/oauth/register')
+      .send(body as object);
+
+  test('returns 201 with the full registered metadata and a secret that is stored only as a hash', async () => {
+    const res = await register({
+      client_name: 'Acme Agent',
+      redirect_uris: ['https://acme.example/cb'],
+      client_uri: 'https://acme.example',
+      contacts: ['ops@acme.example'],
+      unknown_field: 'ignored (RFC 7591 §2)',
+    });
+    expect(res.status).toBe(201);
+    expect(res.headers['cache-control']).toBe('no-store');
+    expect(res.body).toEqual({
+      client_id: expect.stringMatching(/^[A-Za-z0-9_-]{22}$/),
+      client_secret: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/),
+      client_id_issued_at: Math.floor(server.clock.now() / 1000),
+      client_secret_expires_at: 0,
+      redirect_uris: ['https://acme.example/cb'],
+      grant_types: ['authorization_code', 'refresh_token'],
+      response_types: ['code'],
+      token_endpoint_auth_method: 'client_secret_basic',
+      client_name: 'Acme Agent',
+      scope: expect.stringContaining('fakture:read'),
+      client_uri: 'https://acme.example',
+      contacts: ['ops@acme.example'],
+    });
+    const stored = await server.store.findClient(res.body.client_id);
+    expect(stored?.clientSecretHash).toBe(hashSecret(res.body.client_secret));
+  });
+
+  test.each([
+    [
+      'Claude',
+      {
+        client_name: 'Claude',
+        redirect_uris: ['https://claude.ai/api/mcp/auth_callback'],
+        token_endpoint_auth_method: 'client_secret_post',
+      },
+    ],
+    [
+      'VS Code',
+      {
+        client_name: 'Visual Studio Code',
+        redirect_uris: ['http://127.0.0.1:33418', 'https://vscode.dev/redirect'],
+        token_endpoint_auth_method: 'none',
+      },
+    ],
+    [
+      'Cursor',
+      {
+        client_name: 'Cursor',
+        redirect_uris: ['cursor://anysphere.cursor-retrieval/oauth/user-server/callback'],
+        token_endpoint_auth_method: 'none',
+      },
+    ],
+    [
+      'MCP Inspector',
+      {
+        client_name: 'MCP Inspector',
+        redirect_uris: ['http://localhost:6274/oauth/callback'],
+        grant_types: ['authorization_code', 'refresh_token'],
+        response_types: ['code'],
+        token_endpoint_auth_method: 'none',
+        scope: 'fakture:read',
+      },
+    ],
+  ])('%s registers as it really does', async (_name, body) => {
+    const res = await register(body);
+    expect(res.status).toBe(201);
+    expect(res.body.redirect_uris).toEqual(body.redirect_uris);
+    if (body.token_endpoint_auth_method === 'none') expect(res.body).not.toHaveProperty('client_secret');
+  });
+
+  test.each([
+    ['no redirect_uris', { redirect_uris: undefined }, 'invalid_redirect_uri'],
+    ['an empty redirect_uris', { redirect_uris: [] }, 'invalid_redirect_uri'],
+    ['redirect_uris not an array', { redirect_uris: 'https://a.example/cb' }, 'invalid_redirect_uri'],
+    ['a relative URI', { redirect_uris: ['/callback'] }, 'invalid_redirect_uri'],
+    ['a fragment', { redirect_uris: ['https://a.example/cb#x'] }, 'invalid_redirect_uri'],
+    ['plain http on a public host', { redirect_uris: ['http://a.example/cb'] }, 'invalid_redirect_uri'],
+    ['javascript:', { redirect_uris: ['javascript:alert(1)'] }, 'invalid_redirect_uri'],
+    ['data:', { redirect_uris: ['data:text/html,<script>alert(1)</script>'] }, 'invalid_redirect_uri'],
+    ['file:', { redirect_uris: ['file:///etc/passwd'] }, 'invalid_redirect_uri'],
+    ['vbscript:', { redirect_uris: ['vbscript:msgbox(1)'] }, 'invalid_redirect_uri'],
+    ['credentials in the URI', { redirect_uris: ['https://user:pw@a.example/cb'] }, 'invalid_redirect_uri'],
+    ['a non-string URI', { redirect_uris: [42] }, 'invalid_redirect_uri'],
+    ['a very long URI', { redirect_uris: [`https://a.example/${'x'.repeat(2100)}`] }, 'invalid_redirect_uri'],
+    [
+      'too many URIs',
+      { redirect_uris: Array.from({ length: 11 }, (_, i) => `https://a.example/${i}`) },
+      'invalid_redirect_uri',
+    ],
+    ['an unknown auth method', { token_endpoint_auth_method: 'private_key_jwt' }, 'invalid_client_metadata'],
+    ['the implicit grant', { grant_types: ['implicit'] }, 'invalid_client_metadata'],
+    [
+      'client_credentials',
+      { grant_types: ['authorization_code', 'client_credentials'] },
+      'invalid_client_metadata',
+    ],
+    ['refresh without code', { grant_types: ['refresh_token'] }, 'invalid_client_metadata'],
+    ['response_type token', { response_types: ['token'] }, 'invalid_client_metadata'],
+    ['an unknown scope', { scope: 'fakture:read bridge:write' }, 'invalid_client_metadata'],
+    ['a malformed scope', { scope: 'fakture:read "x"' }, 'invalid_client_metadata'],
+    ['a non-string client_name', { client_name: { en: 'x' } }, 'invalid_client_metadata'],
+    ['an overlong client_name', { client_name: 'x'.repeat(201) }, 'invalid_client_metadata'],
+    ['an http logo_uri', { logo_uri: 'http://a.example/logo.png' }, 'invalid_client_metadata'],
+    ['contacts not strings', { contacts: [1, 2] }, 'invalid_client_metadata'],
+  ])('refuses %s', async (_name, fields, error) => {
+    const res = await register({ redirect_uris: ['https://a.example/cb'], ...fields });
+    expect(res.status).toBe(400);
+    expect(res.body).toEqual({ error, error_description: expect.any(String) });
+  });
+
+  test.each([
+    ['a JSON array', '[1,2]', 'application/json', 400],
+    ['malformed JSON', '{"redirect_uris": [', 'application/json', 400],
+    ['a form body', 'redirect_uris=https://a.example/cb', 'application/x-www-form-urlencoded', 400],
+    [
+      'a body over 16 KiB',
+      JSON.stringify({ redirect_uris: ['https://a.example/cb'], pad: 'x'.repeat(20_000) }),
+      'application/json',
+      413,
+    ],
+  ])('answers %s with a clear 4xx, never a 5xx', async (_name, body, type, status) => {
+    const res = await request(server.app).post('/v1/oauth/register').set('Content-Type', type).send(body);
+    expect(res.status).toBe(status);
+    expect(res.body.error).toMatch(/^invalid_(request|client_metadata|redirect_uri)$/);
+  });
+
+  test('a registration with no scope gets the whole catalogue; one with a scope keeps it', async () => {
+    const all = await register({ redirect_uris: ['https://a.example/cb'] });
+    expect(all.body.scope.split(' ')).toHaveLength(15);
+    const some = await register({
+      redirect_uris: ['https://a.example/cb'],
+      scope: 'clients:read clients:read',
+    });
+    expect(some.body.scope).toBe('clients:read');
+  });
+});

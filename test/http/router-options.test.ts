@@ -1,0 +1,203 @@
+// createOAuthRouter's options: defaults, and every mistake refused at startup with a message that says the fix.
+import request from 'supertest';
+import { createJwtSigner } from '../../lib/crypto/signer';
+import { createOAuthRouter } from '../../lib/router';
+import type { OAuthRouterOptions } from '../../lib/options';
+import { createSqliteStore } from '../../lib/store/sqlite';
+import { createTestServer, registerClient } from '../helpers/oauth-app';
+
+const store = createSqliteStore(':memory:');
+const signer = createJwtSigner();
+afterAll(() => store.close());
+const base: OAuthRouterOptions = { issuer: 'https://api.example.com', authenticateUser: () => null };
+
+test('defaults: the 15 scopes, /mcp as the resource, the spec’s lifetimes', () => {
+  const { config } = createOAuthRouter(store, signer, base);
+  expect(config.resources).toEqual(['https://api.example.com/mcp']);
+  expect(config.scopeNames.size).toBe(15);
+  expect(config.lifetimes).toEqual({
+    authorizationCode: 600,
+    accessToken: 3600,
+    refreshToken: 2_592_000,
+    refreshRetryWindow: 60,
+    signIn: 1800,
+  });
+  expect(config.endpoints.registration).toBe('https://api.example.com/v1/oauth/register');
+  expect(config.secureCookies).toBe(true);
+});
+
+test('a trailing slash on the issuer is dropped so the issuer is byte-identical everywhere', () => {
+  expect(
+    createOAuthRouter(store, signer, { ...base, issuer: 'https://api.example.com/' }).config.issuer,
+  ).toBe('https://api.example.com');
+});
+
+test.each<[string, Partial<OAuthRouterOptions> | null, RegExp]>([
+  ['no options', null, /pass options/],
+  ['no issuer', { issuer: undefined as never }, /issuer must be a URL string/],
+  ['a relative issuer', { issuer: '/api' }, /not an absolute URL/],
+  ['an http issuer on a public host', { issuer: 'http://api.example.com' }, /must use https/],
+  ['an issuer with a query', { issuer: 'https://api.example.com/?a=1' }, /must not have a query or fragment/],
+  [
+    'a resource on another origin',
+    { resources: ['https://other.example.com/mcp'] },
+    /must be on the issuer's origin/,
+  ],
+  ['no resources', { resources: [] }, /at least one protected resource/],
+  ['an empty scope catalogue', { scopes: {} }, /at least one scope/],
+  ['a scope with a space', { scopes: { 'a b': 'x' } }, /RFC 6749 §3.3 forbids/],
+  ['a scope without words', { scopes: { 'a:read': '' } }, /plain-language description/],
+  [
+    'a 20-minute code',
+    { lifetimes: { authorizationCode: 1200 } },
+    /lifetimes.authorizationCode must be a whole number of seconds from 1 to 600/,
+  ],
+  ['a fractional access token lifetime', { lifetimes: { accessToken: 1.5 } }, /lifetimes.accessToken/],
+  ['no way to sign in', { authenticateUser: undefined }, /say how users sign in/],
+  [
+    'authenticateUser not a function',
+    { authenticateUser: 'yes' as never },
+    /authenticateUser must be a function/,
+  ],
+  [
+    'a host session with nowhere to sign in',
+    { authenticateUser: undefined, getSessionUser: () => null },
+    /give signInUrl/,
+  ],
+  ['a short secret', { secret: 'short' }, /at least 32 bytes/],
+  ['an unknown view', { views: { home: '/x.ejs' } as never }, /views.home is not a page/],
+  ['a relative view path', { views: { login: 'views/login.ejs' } }, /absolute path/],
+  ['a missing view file', { views: { login: '/nonexistent/login.ejs' } }, /does not exist/],
+  ['an http documentation URL', { serviceDocumentation: 'http://docs.example.com' }, /must use https/],
+  ['a clock that is not a function', { now: 1 as never }, /now must be a function/],
+  ['a rate limit of 0', { rateLimits: { token: { limit: 0 } } }, /rateLimits.token.limit/],
+  [
+    'a rate-limit window under a second',
+    { rateLimits: { register: { windowMs: 10 } } },
+    /rateLimits.register.windowMs/,
+  ],
+  [
+    'a rate-limit store that is not a factory',
+    { rateLimits: { store: {} as never } },
+    /rateLimits.store must be a function/,
+  ],
+])('refuses %s', (_name, options, message) => {
+  expect(() =>
+    createOAuthRouter(store, signer, options === null ? (undefined as never) : { ...base, ...options }),
+  ).toThrow(message);
+});
+
+test.each([
+  ['no store', () => createOAuthRouter(undefined as never, signer, base), /first argument must be a store/],
+  ['no signer', () => createOAuthRouter(store, {} as never, base), /second argument must be a signer/],
+])('refuses %s', (_name, create, message) => {
+  expect(create).toThrow(message);
+});
+
+describe('rate limits on the JSON endpoints', () => {
+  test('registration beyond its limit is 429 JSON with standard RateLimit headers', async () => {
+    const server = createTestServer({ rateLimits: { register: { limit: 2 } } });
+    try {
+      await registerClient(server.app);
+      const second = await request(server.app)
+        .post('/v1/oauth/register')
+        .send({ redirect_uris: ['https://a.example/cb'] });
+      expect(second.status).toBe(201);
+      expect(second.headers.ratelimit).toMatch(/r=0/);
+      const third = await request(server.app)
+        .post('/v1/oauth/register')
+        .send({ redirect_uris: ['https://a.example/cb'] });
+      expect(third.status).toBe(429);
+      expect(third.body).toEqual({ error: 'too_many_requests', error_description: expect.any(String) });
+      expect(third.headers['retry-after']).toBeDefined();
+    } finally {
+      server.close();
+    }
+  });
+
+  test('a shared store is asked for one store per limit', async () => {
+    const names: string[] = [];
+    const server = createTestServer({
+      rateLimits: {
+        store: (name) => {
+          names.push(name);
+          const hits = new Map<string, number>();
+          return {
+            async increment(key: string) {
+              hits.set(key, (hits.get(key) ?? 0) + 1);
+              return { totalHits: hits.get(key)!, resetTime: new Date(Date.now() + 60_000) };
+            },
+            async decrement(key: string) {
+              hits.set(key, (hits.get(key) ?? 1) - 1);
+            },
+            async resetKey(key: string) {
+              hits.delete(key);
+            },
+          };
+        },
+      },
+    });
+    try {
+      expect(names.sort()).toEqual([
+        'authorize',
+        'register',
+        'revoke',
+        'signIn',
+        'signInPerAccount',
+        'token',
+      ]);
+      expect((await request(server.app).post('/v1/oauth/revoke').send({ token: 'x' })).status).toBe(200);
+    } finally {
+      server.close();
+    }
+  });
+
+  test('each limit can be turned off alone', async () => {
+    const server = createTestServer({ rateLimits: { revoke: false, token: { limit: 1 } } });
+    try {
+      for (let i = 0; i < 3; i += 1)
+        expect((await request(server.app).post('/v1/oauth/revoke').send({ token: 'x' })).status).toBe(200);
+      await request(server.app).post('/v1/oauth/token').send({});
+      expect((await request(server.app).post('/v1/oauth/token').send({})).status).toBe(429);
+    } finally {
+      server.close();
+    }
+  });
+});
+
+test('an unexpected error is answered 500 server_error as JSON and reported to onError', async () => {
+  const errors: unknown[] = [];
+  const server = createTestServer({ onError: (error) => errors.push(error) });
+  try {
+    (server.store as { registerClient: unknown }).registerClient = () => {
+      throw new Error('disk full');
+    };
+    const res = await request(server.app)
+      .post('/v1/oauth/register')
+      .send({ redirect_uris: ['https://a.example/cb'] });
+    expect(res.status).toBe(500);
+    expect(res.body).toEqual({ error: 'server_error', error_description: expect.any(String) });
+    expect(res.body.error_description).not.toContain('disk full');
+    expect(errors).toHaveLength(1);
+  } finally {
+    server.close();
+  }
+});
+
+test.each<[string, string, string, number, Record<string, string>?]>([
+  ['an unsupported charset', 'application/json; charset=klingon', '{}', 415],
+  ['a corrupt compressed body', 'application/json', '{}', 400, { 'Content-Encoding': 'br' }],
+])('%s is a 4xx', async (_name, type, body, status, headers = {}) => {
+  const server = createTestServer();
+  try {
+    const res = await request(server.app)
+      .post('/v1/oauth/register')
+      .set('Content-Type', type)
+      .set(headers)
+      .send(body);
+    expect(res.status).toBe(status);
+    expect(res.body.error).toBe('invalid_request');
+  } finally {
+    server.close();
+  }
+});

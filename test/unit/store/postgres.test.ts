@@ -1,0 +1,82 @@
+// What the PostgreSQL store does beyond the shared contract: options, concurrent migrations, shutdown, failures.
+import { randomBytes } from 'node:crypto';
+import { Pool } from 'pg';
+import { createPostgresStore } from '../../../lib/store/postgres';
+import { POSTGRES_SCHEMA_VERSION } from '../../../lib/store/postgres-schema';
+import { clientRecord } from '../../helpers/fixtures';
+import { DATABASE_URL, describeWith } from '../../helpers/services';
+
+test.each([
+  [
+    'a schema name that is not an identifier',
+    () => createPostgresStore('postgres://x', { schema: 'oauth; DROP TABLE x' }),
+    /lower-case SQL identifier/,
+  ],
+  [
+    'something that is neither a URL nor a pool',
+    () => createPostgresStore(42 as never),
+    /connection string or a pg Pool/,
+  ],
+])('refuses %s', (_name, create, message) => {
+  expect(create).toThrow(message);
+});
+
+test('an unreachable database rejects ready and every call, with the driver’s reason', async () => {
+  const store = createPostgresStore('postgres://nobody@127.0.0.1:1/none', {
+    pool: { connectionTimeoutMillis: 500 },
+  });
+  await expect(store.ready).rejects.toThrow(/ECONNREFUSED|connect/);
+  await expect(store.findClient('x')).rejects.toThrow();
+  await store.close();
+});
+
+describeWith('PostgreSQL store setup', { postgres: true }, () => {
+  const schema = `setup_${randomBytes(6).toString('hex')}`;
+  let admin: Pool;
+  beforeAll(() => {
+    admin = new Pool({ connectionString: DATABASE_URL });
+  });
+  afterAll(async () => {
+    await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+    await admin.end();
+  });
+
+  test('instances starting at once on a new schema migrate it exactly once, and share its data', async () => {
+    const stores = Array.from({ length: 4 }, () => createPostgresStore(DATABASE_URL!, { schema }));
+    await Promise.all(stores.map((store) => store.ready));
+    const { rows } = await admin.query(
+      `SELECT version FROM ${schema}.oauth_schema_migrations ORDER BY version`,
+    );
+    expect(rows.map((row) => row.version)).toEqual(
+      Array.from({ length: POSTGRES_SCHEMA_VERSION }, (_, i) => i + 1),
+    );
+    const client = clientRecord();
+    await stores[0]!.registerClient(client);
+    expect(await stores[3]!.findClient(client.clientId)).toEqual(client);
+    await Promise.all(stores.map((store) => store.close()));
+  });
+
+  test('a pool the host app owns is left open by close()', async () => {
+    const pool = new Pool({ connectionString: DATABASE_URL });
+    const store = createPostgresStore(pool, { schema });
+    await store.ready;
+    await store.close();
+    expect((await pool.query('SELECT 1 AS ok')).rows[0].ok).toBe(1);
+    await pool.end();
+  });
+
+  test('a schema from a newer version is refused with a message that says what to do', async () => {
+    const newer = `${schema}_newer`;
+    await admin.query(`CREATE SCHEMA ${newer}`);
+    await admin.query(
+      `CREATE TABLE ${newer}.oauth_schema_migrations (version INTEGER PRIMARY KEY, applied_at BIGINT NOT NULL)`,
+    );
+    await admin.query(
+      `INSERT INTO ${newer}.oauth_schema_migrations VALUES (${POSTGRES_SCHEMA_VERSION + 1}, 0)`,
+    );
+    const store = createPostgresStore(DATABASE_URL!, { schema: newer });
+    await expect(store.ready).rejects.toThrow(/newer than this package knows .* upgrade express-mcp-oauth/);
+    await store.close();
+    await admin.query(`DROP SCHEMA ${newer} CASCADE`);
+  });
+});
