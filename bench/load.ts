@@ -1,0 +1,110 @@
+// Starting bench servers in their own processes (on their own core) and driving them with autocannon.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import autocannon from 'autocannon';
+
+export interface Server {
+  url: string;
+  child: ChildProcess;
+  stop(): Promise<void>;
+}
+
+const TASKSET = existsSync('/usr/bin/taskset');
+
+/** Starts bench/server.js in BENCH_MODE `mode`, pinned to core 0 when taskset is there. */
+export async function startServer(mode: string, env: Record<string, string>): Promise<Server> {
+  const script = join(__dirname, 'server.js');
+  const command = TASKSET ? ['taskset', ['-c', '0', process.execPath, script]] : [process.execPath, [script]];
+  const child = spawn(command[0] as string, command[1] as string[], {
+    env: { ...process.env, ...env, BENCH_MODE: mode },
+  });
+  let stderr = '';
+  child.stderr!.on('data', (chunk) => (stderr += chunk));
+  const port = await new Promise<number>((resolve, reject) => {
+    createInterface({ input: child.stdout! }).on(
+      'line',
+      (line) => line.startsWith('READY ') && resolve(Number(line.slice(6))),
+    );
+    child.once('exit', (code) => reject(new Error(`bench server ${mode} exited with ${code}: ${stderr}`)));
+  });
+  return {
+    url: `http://127.0.0.1:${port}`,
+    child,
+    stop: () =>
+      new Promise((resolve) =>
+        child.exitCode !== null ? resolve() : (child.once('exit', () => resolve()), child.kill('SIGTERM')),
+      ),
+  };
+}
+
+export interface Measurement {
+  opsPerSecond: number;
+  p50: number;
+  p99: number;
+  errors: number;
+}
+
+export type RequestSpec = autocannon.Request;
+
+/** 32 keep-alive connections for `seconds`. */
+export async function measure(url: string, requests: RequestSpec[], seconds: number): Promise<Measurement> {
+  const result = await autocannon({ url, connections: 32, pipelining: 1, duration: seconds, requests });
+  return {
+    opsPerSecond: result.requests.average,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    errors: result.non2xx + result.errors + result.timeouts,
+  };
+}
+
+export interface Load {
+  url: string;
+  requests: RequestSpec[];
+}
+
+/**
+ * The target and its baseline measured in alternation, `rounds` times each, after a warm-up of both. On a shared,
+ * noisy machine only figures taken side by side compare, so the ratio is the median of the rounds' own ratios.
+ */
+export async function compare(
+  target: Load,
+  baseline: Load,
+  seconds: number,
+  rounds = 5,
+): Promise<{ target: Measurement; baseline: Measurement; ratio: number }> {
+  const per = Math.max(2, Math.round(seconds / rounds));
+  await measure(baseline.url, baseline.requests, 2);
+  await measure(target.url, target.requests, 2);
+  const results: { target: Measurement[]; baseline: Measurement[] } = { target: [], baseline: [] };
+  for (let round = 0; round < rounds; round += 1) {
+    results.baseline.push(await measure(baseline.url, baseline.requests, per));
+    results.target.push(await measure(target.url, target.requests, per));
+  }
+  const ratios = results.target
+    .map((run, i) => run.opsPerSecond / results.baseline[i]!.opsPerSecond)
+    .sort((a, b) => a - b);
+  return {
+    target: combine(results.target),
+    baseline: combine(results.baseline),
+    ratio: ratios[Math.floor(ratios.length / 2)]!,
+  };
+}
+
+function combine(runs: Measurement[]): Measurement {
+  const mean = (pick: (run: Measurement) => number) =>
+    runs.reduce((sum, run) => sum + pick(run), 0) / runs.length;
+  return {
+    opsPerSecond: mean((run) => run.opsPerSecond),
+    p50: Math.round(mean((run) => run.p50) * 10) / 10,
+    p99: Math.max(...runs.map((run) => run.p99)),
+    errors: runs.reduce((sum, run) => sum + run.errors, 0),
+  };
+}
+
+/** Resident memory of a process in MB, from /proc. */
+export function residentMb(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024;
+}

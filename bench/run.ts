@@ -1,0 +1,303 @@
+// npm run bench: every hot path of the library and the reference app, each beside a baseline measured in the same
+// run, as ratios with targets. Exits non-zero when a target is missed. BENCH_SECONDS (default 10) sets each
+// measurement's length, BENCH_SOAK_SECONDS (default 300) the memory run's.
+import { mkdtempSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
+import { cpus, tmpdir, totalmem } from 'node:os';
+import { join } from 'node:path';
+import { randomUUID } from 'node:crypto';
+import { createJwtSigner, createSqliteStore, generateSigningKey } from '../lib';
+import { openAppDatabase } from '../example-app/db/open';
+import { createUser } from '../example-app/users';
+import { ISSUER, RESOURCE, seedFixtures, type Fixtures } from './fixtures';
+import { compare, measure, residentMb, startServer, type Load, type Measurement } from './load';
+import {
+  bearer,
+  cryptoOnlyRequests,
+  cycling,
+  open,
+  redeeming,
+  refreshing,
+  registering,
+  toolCall,
+  withAuth,
+} from './requests';
+
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
+const SOAK_SECONDS = Number(process.env.BENCH_SOAK_SECONDS ?? 300);
+const dir = mkdtempSync(join(tmpdir(), 'mcp-oauth-bench-'));
+const keyPem = generateSigningKey('ES256').export({ type: 'pkcs8', format: 'pem' }) as string;
+const common = { BENCH_KEY: keyPem, BENCH_DIR: dir };
+
+interface Row {
+  name: string;
+  result: Measurement;
+  /** The median of the rounds' target/baseline ratios. */
+  ratio?: number;
+  baseline?: { name: string; result: Measurement };
+  target?: { min: number } | { within: number };
+}
+const rows: Row[] = [];
+let memoryLine = '';
+const header = `express-mcp-oauth bench, ${new Date().toISOString().slice(0, 10)}: ${cpus().length} x ${cpus()[0]?.model}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`;
+
+async function seedDatabase(file: string, counts: Parameters<typeof seedFixtures>[2]): Promise<Fixtures> {
+  const store = createSqliteStore(join(dir, file));
+  const fixtures = await seedFixtures(store, createJwtSigner({ keys: [{ privateKey: keyPem }] }), counts);
+  store.close();
+  return fixtures;
+}
+
+async function withServer<T>(
+  mode: string,
+  env: Record<string, string>,
+  work: (url: string) => Promise<T>,
+): Promise<T> {
+  const server = await startServer(mode, { BENCH_KEY: keyPem, BENCH_DIR: dir, ...env });
+  try {
+    return await work(server.url);
+  } finally {
+    await server.stop();
+  }
+}
+
+async function main(): Promise<void> {
+  console.log(header);
+  console.log(
+    `Servers on core 0, load on core 1, 32 keep-alive connections; each target and its baseline measured in turns, ${SECONDS} s each.\n`,
+  );
+  const fixtures = await seedDatabase('oauth.db', {
+    freshTokens: 20_000,
+    refreshTokens: 2_000,
+    codes: 80_000,
+    fillerGrants: 0,
+  });
+  const document = await metadataDocument();
+  const app = await appFixtures();
+  const started = await Promise.all([
+    startServer('verify-only', common),
+    startServer('crypto-only', common),
+    startServer('oauth', { ...common, BENCH_DB: join(dir, 'oauth.db'), BENCH_STATIC_JSON: document }),
+    startServer('app', { ...common, ...app.env }),
+    startServer('app-noauth', { ...common, ...app.env }),
+  ]);
+  const [verifyOnly, cryptoOnly, oauth, appServer, noAuth] = started.map((server) => server.url) as string[];
+  try {
+    const row = async (
+      name: string,
+      target: Load,
+      baseline: Load & { name: string },
+      goal?: Row['target'],
+    ) => {
+      const { target: result, baseline: base, ratio } = await compare(target, baseline, SECONDS);
+      rows.push({ name, result, ratio, baseline: { name: baseline.name, result: base }, target: goal });
+    };
+    const crypto = { name: 'crypto-only handler', url: cryptoOnly!, requests: cryptoOnlyRequests };
+    await row(
+      'bearer check, reused token',
+      { url: oauth!, requests: bearer(fixtures.reusedToken) },
+      { name: 'same app, route without auth', url: oauth!, requests: open(fixtures.reusedToken) },
+      { min: 0.9 },
+    );
+    await row(
+      'bearer check, fresh token',
+      { url: oauth!, requests: cycling(fixtures.freshTokens) },
+      { name: 'verify-only handler', url: verifyOnly!, requests: cycling(fixtures.freshTokens) },
+      { min: 0.8 },
+    );
+    await row('refresh grant (rotation)', { url: oauth!, requests: refreshing(fixtures) }, crypto, {
+      min: 0.7,
+    });
+    await row('code grant with PKCE', { url: oauth!, requests: redeeming(fixtures) }, crypto, { min: 0.7 });
+    await row('registration', { url: oauth!, requests: registering }, crypto, { min: 0.8 });
+    await row(
+      'metadata',
+      { url: oauth!, requests: [{ method: 'GET', path: '/.well-known/oauth-authorization-server' }] },
+      { name: 'static JSON handler, same app', url: oauth!, requests: [{ method: 'GET', path: '/static' }] },
+      { min: 0.95 },
+    );
+    await row(
+      'tools/call via /mcp',
+      { url: appServer!, requests: withAuth(toolCall, app.token) },
+      { name: 'same /mcp, no auth', url: noAuth!, requests: toolCall },
+    );
+  } finally {
+    await Promise.all(started.map((server) => server.stop()));
+  }
+  await scale();
+  await soak(fixtures);
+  report();
+}
+
+async function metadataDocument(): Promise<string> {
+  return withServer('oauth', { BENCH_DB: join(dir, 'meta.db') }, async (url) =>
+    (await fetch(`${url}/.well-known/oauth-authorization-server`)).text(),
+  );
+}
+
+async function appFixtures() {
+  const path = join(dir, 'app.db');
+  const database = await openAppDatabase({ databasePath: path });
+  const user = await createUser(database.db, { email: 'bench@example.com', password: 'bench password 1' });
+  const clientId = randomUUID();
+  const grantId = randomUUID();
+  const scopes = ['company:read', 'fakture:read'];
+  await database.store.registerClient({
+    clientId,
+    clientSecretHash: null,
+    clientName: 'Bench',
+    redirectUris: ['http://127.0.0.1/cb'],
+    grantTypes: ['authorization_code'],
+    responseTypes: ['code'],
+    tokenEndpointAuthMethod: 'none',
+    scope: scopes.join(' '),
+    metadata: {},
+    issuedAt: Date.now(),
+  });
+  await database.store.createGrant({
+    grantId,
+    clientId,
+    userId: user.id,
+    scopes,
+    resource: RESOURCE,
+    createdAt: Date.now(),
+    expiresAt: Date.now() + 86_400_000,
+    lastUsedAt: null,
+    revokedAt: null,
+  });
+  await database.close();
+  const token = createJwtSigner({ keys: [{ privateKey: keyPem }] }).signAccessToken({
+    issuer: ISSUER,
+    subject: user.id,
+    audience: RESOURCE,
+    clientId,
+    scope: scopes.join(' '),
+    grantId,
+    expiresIn: 3600,
+  }).token;
+  const auth = {
+    token,
+    clientId,
+    userId: user.id,
+    scopes,
+    grantId,
+    expiresAt: Math.floor(Date.now() / 1000) + 3600,
+    extra: { userId: user.id, grantId },
+  };
+  return { token, env: { BENCH_APP_DB: path, BENCH_APP_AUTH: JSON.stringify(auth) } };
+}
+
+/** The bearer check and the refresh grant with 1,000 and with 1,000,000 stored grants, measured in turns. */
+async function scale(): Promise<void> {
+  const small = await seedDatabase('small.db', {
+    freshTokens: 0,
+    refreshTokens: 1_000,
+    codes: 0,
+    fillerGrants: 0,
+  });
+  const large = await seedDatabase('large.db', {
+    freshTokens: 0,
+    refreshTokens: 1_000,
+    codes: 0,
+    fillerGrants: 999_000,
+  });
+  const servers = await Promise.all([
+    startServer('oauth', { ...common, BENCH_DB: join(dir, 'small.db') }),
+    startServer('oauth', { ...common, BENCH_DB: join(dir, 'large.db') }),
+  ]);
+  const [few, many] = servers.map((server) => server.url) as [string, string];
+  try {
+    const bearerRun = await compare(
+      { url: many, requests: bearer(large.reusedToken) },
+      { url: few, requests: bearer(small.reusedToken) },
+      SECONDS,
+    );
+    rows.push({
+      name: 'bearer check, 1M grants',
+      result: bearerRun.target,
+      ratio: bearerRun.ratio,
+      baseline: { name: 'same, 1k grants', result: bearerRun.baseline },
+      target: { within: 0.1 },
+    });
+    const refreshRun = await compare(
+      { url: many, requests: refreshing(large) },
+      { url: few, requests: refreshing(small) },
+      SECONDS,
+    );
+    rows.push({
+      name: 'refresh grant, 1M grants',
+      result: refreshRun.target,
+      ratio: refreshRun.ratio,
+      baseline: { name: 'same, 1k grants', result: refreshRun.baseline },
+      target: { within: 0.1 },
+    });
+  } finally {
+    await Promise.all(servers.map((server) => server.stop()));
+  }
+}
+
+/** Sustained load with a fresh token per request; resident memory sampled every 5 s. */
+async function soak(fixtures: Fixtures): Promise<void> {
+  const server = await startServer('oauth', {
+    BENCH_KEY: keyPem,
+    BENCH_DIR: dir,
+    BENCH_DB: join(dir, 'oauth.db'),
+  });
+  const samples: number[] = [];
+  const timer = setInterval(() => samples.push(residentMb(server.child.pid!)), 5000);
+  try {
+    await measure(server.url, cycling(fixtures.freshTokens), SOAK_SECONDS);
+  } finally {
+    clearInterval(timer);
+    await server.stop();
+  }
+  const minute = Math.max(1, Math.round(60 / 5));
+  const average = (values: number[]) => values.reduce((a, b) => a + b, 0) / Math.max(1, values.length);
+  const early = average(samples.slice(minute, 2 * minute));
+  const late = average(samples.slice(-minute));
+  const peak = Math.max(...samples);
+  const growth = early ? late / early - 1 : 0;
+  const passed = peak < 200 && growth < 0.1;
+  memoryLine = `| memory, ${SOAK_SECONDS} s of fresh-token load | peak ${peak.toFixed(0)} MB, growth ${(growth * 100).toFixed(1)} % | < 200 MB, < 10 % | ${passed ? 'PASS' : 'FAIL'} | | | | | |`;
+  console.log(
+    `memory under ${SOAK_SECONDS} s of load: peak ${peak.toFixed(0)} MB (target < 200), second minute ${early.toFixed(0)} MB, last minute ${late.toFixed(0)} MB (growth ${(growth * 100).toFixed(1)} %, target < 10 %) ${passed ? 'PASS' : 'FAIL'}\n`,
+  );
+  if (!passed) process.exitCode = 1;
+}
+
+function report(): void {
+  const lines = [
+    '| path | ratio | target | | ops/s | baseline | baseline ops/s | p50 ms | p99 ms |',
+    '| --- | ---: | --- | --- | ---: | --- | ---: | ---: | ---: |',
+  ];
+  for (const row of rows) {
+    const ratio = row.ratio;
+    let verdict = '';
+    let target = '';
+    if (row.target && 'min' in row.target) {
+      target = `>= ${row.target.min}`;
+      verdict = ratio !== undefined && ratio >= row.target.min ? 'PASS' : 'FAIL';
+    } else if (row.target) {
+      target = `1 ± ${row.target.within}`;
+      verdict = ratio !== undefined && Math.abs(ratio - 1) <= row.target.within ? 'PASS' : 'FAIL';
+    }
+    if (row.result.errors > 0) verdict = `FAIL (${row.result.errors} errors)`;
+    if (verdict.startsWith('FAIL')) process.exitCode = 1;
+    lines.push(
+      `| ${row.name} | ${ratio?.toFixed(2) ?? ''} | ${target} | ${verdict} | ${row.result.opsPerSecond.toFixed(0)} | ${row.baseline?.name ?? ''} | ${row.baseline?.result.opsPerSecond.toFixed(0) ?? ''} | ${row.result.p50} | ${row.result.p99} |`,
+    );
+  }
+  lines.push(memoryLine);
+  console.log(lines.join('\n'));
+  mkdirSync('.bench-results', { recursive: true });
+  writeFileSync(join('.bench-results', 'latest.md'), `${header}\n\n${lines.join('\n')}\n`);
+  console.log(process.exitCode ? '\nA target was missed.' : '\nEvery target met.');
+}
+
+main()
+  .catch((error: unknown) => {
+    console.error(error);
+    process.exitCode = 1;
+  })
+  .finally(() => {
+    rmSync(dir, { recursive: true, force: true });
+  });

@@ -1,0 +1,127 @@
+// One bench server per process, chosen by BENCH_MODE; prints "READY <port>" once it listens on 127.0.0.1.
+//   oauth        the OAuth router on SQLite, POST /data behind requireBearer (BENCH_DB, BENCH_KEY), and in the same
+//                app the baselines: POST /open with no auth, GET /static (a static JSON document)
+//   verify-only  POST /data that does nothing but verify the ES256 access token (BENCH_KEY)
+//   crypto-only  POST /op that does the least a grant must: one ES256 signature, one SHA-256, one insert
+//   app, app-noauth  the reference app's /mcp, with and without the bearer check (BENCH_APP_DB, BENCH_KEY)
+import { createPublicKey, createPrivateKey, randomBytes } from 'node:crypto';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import express, { type RequestHandler } from 'express';
+import jwt from 'jsonwebtoken';
+import { createJwtSigner, createOAuthRouter, createSqliteStore, type OAuthRouter } from '../lib';
+import { sha256 } from '../lib/crypto/secrets';
+import type * as AppModule from '../example-app/app';
+import type * as ConfigModule from '../example-app/config';
+import type * as EndpointModule from '../example-app/mcp/endpoint';
+import { ISSUER, RESOURCE } from './fixtures';
+
+const mode = process.env.BENCH_MODE ?? 'plain';
+const keyPem = process.env.BENCH_KEY ?? '';
+const ok = Buffer.from(JSON.stringify({ ok: true }));
+const sendOk: RequestHandler = (_req, res) => {
+  res.setHeader('Content-Type', 'application/json');
+  res.end(ok);
+};
+
+async function build(): Promise<express.Express> {
+  const app = express();
+  app.disable('x-powered-by');
+  if (mode === 'oauth') {
+    const store = createSqliteStore(process.env.BENCH_DB!);
+    const oauth = createOAuthRouter(store, createJwtSigner({ keys: [{ privateKey: keyPem }] }), {
+      issuer: ISSUER,
+      rateLimits: false,
+      authenticateUser: () => null,
+    });
+    app.use(oauth);
+    app.post('/data', oauth.requireBearer(), sendOk);
+    // The baselines in the same app: the same route with no auth, and a static JSON document.
+    app.post('/open', sendOk);
+    const document = Buffer.from(process.env.BENCH_STATIC_JSON ?? '{}');
+    app.get('/static', (_req, res) => {
+      res.setHeader('Content-Type', 'application/json; charset=utf-8');
+      res.end(document);
+    });
+    return app;
+  }
+  if (mode === 'verify-only') {
+    const publicKey = createPublicKey(keyPem);
+    app.post('/data', (req, res) => {
+      try {
+        jwt.verify((req.headers.authorization ?? '').slice(7), publicKey, {
+          algorithms: ['ES256'],
+          audience: RESOURCE,
+          issuer: ISSUER,
+        });
+        sendOk(req, res, () => undefined);
+      } catch {
+        res.status(401).end();
+      }
+    });
+    return app;
+  }
+  if (mode === 'crypto-only') {
+    const privateKey = createPrivateKey(keyPem);
+    const db = new Database(join(process.env.BENCH_DIR!, `crypto-only-${process.pid}.db`));
+    db.pragma('journal_mode = WAL');
+    db.pragma('synchronous = NORMAL');
+    db.exec('CREATE TABLE IF NOT EXISTS ops (hash TEXT PRIMARY KEY, at INTEGER NOT NULL)');
+    const insert = db.prepare('INSERT INTO ops (hash, at) VALUES (?, ?)');
+    app.post('/op', express.urlencoded({ extended: false }), express.json(), (req, res) => {
+      const token = jwt.sign({ sub: 'bench', aud: RESOURCE }, privateKey, {
+        algorithm: 'ES256',
+        expiresIn: 3600,
+      });
+      insert.run(sha256(randomBytes(32).toString('base64url')), Date.now());
+      res.json({ access_token: token, token_type: 'Bearer', expires_in: 3600 });
+    });
+    return app;
+  }
+  if (mode === 'app' || mode === 'app-noauth') {
+    // Loaded only here, so that the other servers' memory is the library's alone.
+    const { createExampleApp } = require('../example-app/app') as typeof AppModule;
+    const { readConfig } = require('../example-app/config') as typeof ConfigModule;
+    const { createMcpEndpoint } = require('../example-app/mcp/endpoint') as typeof EndpointModule;
+    const example = await createExampleApp(
+      readConfig({
+        BASE_URL: ISSUER,
+        DATABASE_PATH: process.env.BENCH_APP_DB!,
+        RATE_LIMITS: 'off',
+        SIGNING_KEY: keyPem,
+      }),
+    );
+    if (mode === 'app') return example.app;
+    // The same tool server without the bearer check: every request acts as the bench user with every scope.
+    const auth = JSON.parse(process.env.BENCH_APP_AUTH!);
+    const noAuth = {
+      requireBearer: () =>
+        ((req, _res, next) => (
+          ((req as { auth?: unknown }).auth = { ...auth, resource: new URL(RESOURCE) }),
+          next()
+        )) as RequestHandler,
+    };
+    app.use(
+      '/mcp',
+      createMcpEndpoint({
+        db: example.db,
+        oauth: noAuth as unknown as OAuthRouter,
+        resource: RESOURCE,
+        allowedHosts: ['127.0.0.1'],
+      }),
+    );
+    return app;
+  }
+  throw new Error(`unknown BENCH_MODE ${mode}`);
+}
+
+build().then((app) => {
+  const server = app.listen(0, '127.0.0.1', () => {
+    const address = server.address();
+    console.log(`READY ${typeof address === 'object' && address ? address.port : 0}`);
+  });
+  server.keepAliveTimeout = 60_000;
+});
+
+// A clean exit on a signal, so that `node --cpu-prof` can write its profile.
+for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => process.exit(0));
