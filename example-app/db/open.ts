@@ -22,6 +22,9 @@ export async function openAppDatabase(target: {
 }): Promise<AppDatabase> {
   if (target.databaseUrl) {
     const pool = new Pool({ connectionString: target.databaseUrl, max: 10, connectionTimeoutMillis: 5_000 });
+    // An idle connection that breaks (a database restart or failover) is reported on the pool, which replaces it;
+    // without a listener that report would crash the app.
+    pool.on('error', (error) => console.warn(`PostgreSQL connection lost while idle: ${error.message}`));
     const store = createPostgresStore(pool);
     try {
       await store.ready;

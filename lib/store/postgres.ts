@@ -14,6 +14,11 @@ export interface PostgresStoreOptions {
   pool?: Omit<PoolConfig, 'connectionString'>;
   /** The clock lifetimes are compared against, in milliseconds. Default Date.now. */
   now?: () => number;
+  /**
+   * Told when an idle connection of a pool the store created breaks (the server restarted, an administrator
+   * ended it, the network dropped): the pool discards it and opens a new one on demand. Default: a console warning.
+   */
+  onConnectionError?: (error: Error) => void;
 }
 
 /** The PostgreSQL store: the storage contract, its pool, the migration it ran, and a clean shutdown. */
@@ -61,6 +66,13 @@ export function createPostgresStore(
       ...options.pool,
       connectionString: poolOrConnectionString,
     });
+    // pg emits an idle connection's failure on the pool; with no listener that 'error' event would crash the
+    // process, for a fault the pool recovers from by itself. A pool the host app passes in is the app's to watch.
+    const onConnectionError =
+      options.onConnectionError ??
+      ((error: Error) =>
+        console.warn(`express-mcp-oauth: a PostgreSQL connection broke while idle: ${error.message}`));
+    pool.on('error', onConnectionError);
   } else if (
     poolOrConnectionString &&
     typeof poolOrConnectionString.query === 'function' &&

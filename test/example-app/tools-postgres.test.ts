@@ -2,13 +2,14 @@
 import { createUser } from '../../example-app/users';
 import { TOOLS_BY_NAME } from '../../example-app/mcp/tools';
 import { ALL_SCOPES, snapshot, startExampleApp, type RunningExampleApp } from '../helpers/example-app';
-import { createTestDatabase } from '../helpers/postgres-database';
+import { createTestDatabase, type TestDatabase } from '../helpers/postgres-database';
 import { describeWith } from '../helpers/services';
+import { waitUntil } from '../helpers/wait';
 import { cases, type Result } from './tool-cases';
 
 describeWith('the tools on PostgreSQL', { postgres: true }, () => {
   let app: RunningExampleApp;
-  let database: Awaited<ReturnType<typeof createTestDatabase>>;
+  let database: TestDatabase;
   beforeAll(async () => {
     database = await createTestDatabase();
     app = await startExampleApp({ DATABASE_URL: database.url });
@@ -50,5 +51,24 @@ describeWith('the tools on PostgreSQL', { postgres: true }, () => {
     const client = await app.connect(ALL_SCOPES, stranger);
     const result = (await client.callTool({ name: 'get_invoice', arguments: { invoice_id: 1 } })) as Result;
     expect(result.content[0]!.text).toBe('No invoice or quote with id 1 in your company.');
+  });
+
+  test('connections ended by the database server are replaced; the app keeps serving', async () => {
+    const client = await app.connect(ALL_SCOPES);
+    const warn = jest.spyOn(console, 'warn').mockImplementation(() => undefined);
+    try {
+      // Without a listener on the pool, pg's report of a broken idle connection would crash this process.
+      const ended = await database.endConnections();
+      expect(ended).toBeGreaterThan(0);
+      // Each idle connection hears of its end on its own; a query sent before that would still fail.
+      await waitUntil(() => warn.mock.calls.length >= ended);
+      expect(String(warn.mock.calls[0]![0])).toMatch(
+        /PostgreSQL connection lost while idle: terminating connection/,
+      );
+    } finally {
+      warn.mockRestore();
+    }
+    const result = (await client.callTool({ name: 'get_invoice', arguments: { invoice_id: 1 } })) as Result;
+    expect(result.isError).toBeFalsy();
   });
 });

@@ -4,7 +4,14 @@ import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
 import { DATABASE_URL } from './services';
 
-export async function createTestDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
+export interface TestDatabase {
+  url: string;
+  /** Ends every connection to this database from the server side, as a restart or failover would; returns how many. */
+  endConnections(): Promise<number>;
+  drop(): Promise<void>;
+}
+
+export async function createTestDatabase(): Promise<TestDatabase> {
   const name = `mcp_oauth_${randomBytes(6).toString('hex')}`;
   const admin = new Client({ connectionString: DATABASE_URL });
   await admin.connect();
@@ -14,9 +21,29 @@ export async function createTestDatabase(): Promise<{ url: string; drop(): Promi
   url.pathname = `/${name}`;
   return {
     url: url.href,
+    async endConnections() {
+      const admin = new Client({ connectionString: DATABASE_URL });
+      await admin.connect();
+      const { rows } = await admin.query(
+        'SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()',
+        [name],
+      );
+      await admin.end();
+      return rows.length;
+    },
     async drop() {
       const cleanup = new Client({ connectionString: DATABASE_URL });
       await cleanup.connect();
+      // pg's pool.end() resolves before its sockets have closed: give them a moment, so that FORCE (for a test
+      // that failed half-way) does not cut connections that were already leaving.
+      for (let i = 0; i < 100; i += 1) {
+        const { rows } = await cleanup.query(
+          'SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = $1',
+          [name],
+        );
+        if (rows[0].n === 0) break;
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
       await cleanup.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
       await cleanup.end();
     },

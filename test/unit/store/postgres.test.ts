@@ -5,6 +5,7 @@ import { createPostgresStore } from '../../../lib/store/postgres';
 import { POSTGRES_SCHEMA_VERSION } from '../../../lib/store/postgres-schema';
 import { clientRecord } from '../../helpers/fixtures';
 import { DATABASE_URL, describeWith } from '../../helpers/services';
+import { waitUntil } from '../../helpers/wait';
 
 test.each([
   [
@@ -54,6 +55,40 @@ describeWith('PostgreSQL store setup', { postgres: true }, () => {
     await stores[0]!.registerClient(client);
     expect(await stores[3]!.findClient(client.clientId)).toEqual(client);
     await Promise.all(stores.map((store) => store.close()));
+  });
+
+  // Without a listener on the pool it created, pg's report of a broken idle connection would crash the process.
+  test.each([
+    ['the onConnectionError option', true],
+    ['a console warning by default', false],
+  ])('an idle connection ended by the server is reported to %s and replaced', async (_name, withOption) => {
+    const applicationName = `idle_${randomBytes(6).toString('hex')}`;
+    const reported: string[] = [];
+    const warn = jest.spyOn(console, 'warn').mockImplementation((message) => reported.push(String(message)));
+    try {
+      const store = createPostgresStore(DATABASE_URL!, {
+        schema,
+        pool: { application_name: applicationName },
+        onConnectionError: withOption ? (error) => reported.push(error.message) : undefined,
+      });
+      await store.ready;
+      expect(store.pool.idleCount).toBeGreaterThan(0);
+      const { rows } = await admin.query(
+        'SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1',
+        [applicationName],
+      );
+      expect(rows.length).toBeGreaterThan(0);
+      await waitUntil(() => reported.length > 0);
+      expect(reported[0]).toMatch(
+        withOption ? /^terminating connection/ : /PostgreSQL connection broke while idle: terminating/,
+      );
+      const client = clientRecord();
+      await store.registerClient(client);
+      expect(await store.findClient(client.clientId)).toEqual(client);
+      await store.close();
+    } finally {
+      warn.mockRestore();
+    }
   });
 
   test('a pool the host app owns is left open by close()', async () => {
