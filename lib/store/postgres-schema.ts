@@ -70,11 +70,26 @@ const migrations = (s: string): readonly string[] => [
   DROP INDEX ${s}.oauth_refresh_tokens_parent;
   CREATE INDEX oauth_refresh_tokens_parent ON ${s}.oauth_refresh_tokens (parent_hash) WHERE parent_hash IS NOT NULL;
   `,
+  // 4: rotation state moves to the grant (its latest first-used token; see rotation.ts): tokens are never updated,
+  // and the parent index and the used/superseded/revoked marks go.
+  `
+  ALTER TABLE ${s}.oauth_grants ADD COLUMN latest_token_hash TEXT, ADD COLUMN latest_used_at BIGINT;
+  UPDATE ${s}.oauth_grants g SET latest_token_hash = l.token_hash, latest_used_at = l.used_at
+    FROM (SELECT DISTINCT ON (grant_id) grant_id, token_hash, used_at FROM ${s}.oauth_refresh_tokens
+           WHERE used_at IS NOT NULL ORDER BY grant_id, used_at DESC, issued_at DESC) l
+   WHERE l.grant_id = g.grant_id;
+  DROP INDEX ${s}.oauth_refresh_tokens_parent;
+  ALTER TABLE ${s}.oauth_refresh_tokens DROP COLUMN used_at, DROP COLUMN superseded_at, DROP COLUMN revoked_at;
+  `,
 ];
 
-/** Creates the schema if needed and applies the missing migrations, serialised across processes by a lock. */
-export async function migratePostgres(client: PoolClient, schema: string): Promise<void> {
-  const steps = migrations(schema);
+/**
+ * Creates the schema if needed and applies the missing migrations (up to `target`, for tests of a migration),
+ * serialised across processes by a lock.
+ */
+export async function migratePostgres(client: PoolClient, schema: string, target?: number): Promise<void> {
+  const all = migrations(schema);
+  const steps = all.slice(0, target ?? all.length);
   await client.query('BEGIN');
   try {
     // Several instances may start at once: the first takes the lock and migrates, the others then find it done.
@@ -87,9 +102,9 @@ export async function migratePostgres(client: PoolClient, schema: string): Promi
       `SELECT max(version) AS version FROM ${schema}.oauth_schema_migrations`,
     );
     const current = rows[0]?.version ?? 0;
-    if (current > steps.length) {
+    if (current > all.length) {
       throw new Error(
-        `express-mcp-oauth: schema ${schema} is at version ${current}, newer than this package knows (${steps.length}); upgrade express-mcp-oauth.`,
+        `express-mcp-oauth: schema ${schema} is at version ${current}, newer than this package knows (${all.length}); upgrade express-mcp-oauth.`,
       );
     }
     for (let version = current; version < steps.length; version += 1) {

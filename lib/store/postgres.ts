@@ -126,9 +126,8 @@ export function createPostgresStore(
   const grantColumns = `g.grant_id, g.client_id, g.user_id, g.scope, g.resource, g.created_at, g.expires_at, g.revoked_at,
     coalesce((SELECT max(r.issued_at) FROM ${t('oauth_refresh_tokens')} r WHERE r.grant_id = g.grant_id), g.last_used_at) AS last_used_at`;
 
-  // One statement: the grant and its whole token family go together.
-  const revokeGrantSql = `WITH g AS (UPDATE ${t('oauth_grants')} SET revoked_at = $2 WHERE grant_id = $1 AND revoked_at IS NULL RETURNING grant_id),
-    r AS (UPDATE ${t('oauth_refresh_tokens')} SET revoked_at = $2 WHERE grant_id = $1 AND revoked_at IS NULL)
+  // A grant's refresh tokens are revoked with it: every read of a token goes through its grant.
+  const revokeGrantSql = `WITH g AS (UPDATE ${t('oauth_grants')} SET revoked_at = $2 WHERE grant_id = $1 AND revoked_at IS NULL RETURNING grant_id)
     SELECT count(*)::int AS revoked FROM g`;
 
   return {
@@ -280,10 +279,11 @@ export function createPostgresStore(
     },
     findRefreshToken: async (tokenHash) =>
       mapRow(
-        await one(`SELECT * FROM ${t('oauth_refresh_tokens')} WHERE token_hash = $1 AND expires_at > $2`, [
-          tokenHash,
-          now(),
-        ]),
+        await one(
+          `SELECT r.*, g.revoked_at FROM ${t('oauth_refresh_tokens')} r JOIN ${t('oauth_grants')} g ON g.grant_id = r.grant_id
+            WHERE r.token_hash = $1 AND r.expires_at > $2`,
+          [tokenHash, now()],
+        ),
         toToken,
       ),
     rotateRefreshToken: ({ presentedHash, clientId, successorHash, retryWindowMs }) =>
@@ -291,52 +291,30 @@ export function createPostgresStore(
         const at = now();
         const sql = (text: string, values: unknown[]) =>
           query(text, values, client).then((result) => result.rows[0]);
-        const first = await sql(`SELECT grant_id FROM ${t('oauth_refresh_tokens')} WHERE token_hash = $1`, [
-          presentedHash,
-        ]);
-        if (!first) return { status: 'invalid' };
-        // Locking the grant row serialises every rotation of its family, on every instance.
-        const grantRow = await sql(
-          `SELECT * FROM ${t('oauth_grants')} WHERE grant_id = $1 AND expires_at > $2 FOR UPDATE`,
-          [first.grant_id, at],
-        );
+        // Token rows never change after insertion, so reading this one before taking the lock is safe.
         const row = await sql(
           `SELECT * FROM ${t('oauth_refresh_tokens')} WHERE token_hash = $1 AND expires_at > $2`,
           [presentedHash, at],
         );
-        if (
-          !grantRow ||
-          grantRow.revoked_at !== null ||
-          !row ||
-          row.client_id !== clientId ||
-          row.revoked_at !== null
-        )
-          return { status: 'invalid' };
+        if (!row || row.client_id !== clientId) return { status: 'invalid' };
+        // Locking the grant row serialises every rotation of its family, on every instance.
+        const grantRow = await sql(
+          `SELECT * FROM ${t('oauth_grants')} WHERE grant_id = $1 AND expires_at > $2 FOR UPDATE`,
+          [row.grant_id, at],
+        );
+        if (!grantRow || grantRow.revoked_at !== null) return { status: 'invalid' };
         const grantId = grantRow.grant_id as string;
-        // Whether a successor was used matters only for a token that was used itself.
-        const successorUsed =
-          row.used_at !== null &&
-          (await sql(
-            `SELECT 1 FROM ${t('oauth_refresh_tokens')} WHERE parent_hash = $1 AND used_at IS NOT NULL LIMIT 1`,
-            [presentedHash],
-          )) !== undefined;
-        const decision = decideRotation(row, at, retryWindowMs, successorUsed);
+        const decision = decideRotation(row, grantRow, at, retryWindowMs);
         if (decision === 'reuse') {
           await sql(revokeGrantSql, [grantId, at]);
           return { status: 'reused', grantId };
         }
+        // The first of several successors to be used becomes the latest; the others go stale with it.
         if (decision === 'first-use') {
-          await sql(`UPDATE ${t('oauth_refresh_tokens')} SET used_at = $2 WHERE token_hash = $1`, [
-            presentedHash,
-            at,
-          ]);
-          if (row.parent_hash !== null) {
-            await sql(
-              `UPDATE ${t('oauth_refresh_tokens')} SET superseded_at = $1
-                WHERE parent_hash = $2 AND token_hash <> $3 AND used_at IS NULL AND superseded_at IS NULL`,
-              [at, row.parent_hash, presentedHash],
-            );
-          }
+          await sql(
+            `UPDATE ${t('oauth_grants')} SET latest_token_hash = $2, latest_used_at = $3 WHERE grant_id = $1`,
+            [grantId, presentedHash, at],
+          );
         }
         const expiresAt = grantRow.expires_at as number;
         await sql(

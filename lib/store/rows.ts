@@ -65,8 +65,6 @@ export function toToken(row: Row): RefreshTokenRecord {
     parentHash: row.parent_hash as SecretHash | null,
     issuedAt: row.issued_at as number,
     expiresAt: row.expires_at as number,
-    usedAt: row.used_at as number | null,
-    supersededAt: row.superseded_at as number | null,
     revokedAt: row.revoked_at as number | null,
   };
 }

@@ -11,18 +11,20 @@
 // oauth_grants: one row per authorization of a client by a user, made when the user clicks "Allow".
 //   grant_id TEXT PK; client_id FK; user_id; scope; resource (RFC 8707, NULL for the default); created_at;
 //   expires_at (nothing issued under the grant outlives it); last_used_at (as created; reads report the newest
-//   refresh token's issued_at instead, so rotations need not write the grant); revoked_at (NULL while active).
-//   The bearer check reads it by primary key on every tool call.
+//   refresh token's issued_at instead); revoked_at (NULL while active; revokes every refresh token of the grant);
+//   latest_token_hash, latest_used_at (the refresh token last used for the first time, and when: the rotation
+//   rule in rotation.ts needs nothing else). The bearer check reads it by primary key on every tool call.
 //
 // oauth_authorization_codes: one row per code.
 //   code_hash TEXT PK (SHA-256 of the code: a leaked database cannot be replayed as codes); grant_id FK;
 //   client_id; user_id; redirect_uri; scope; resource; code_challenge, code_challenge_method (PKCE, RFC 7636);
 //   expires_at; used_at (set once, atomically, by the first redemption; a second one is a replay).
 //
-// oauth_refresh_tokens: one row per refresh token, including used ones, which reuse detection needs.
+// oauth_refresh_tokens: one row per refresh token, including used ones, which reuse detection needs; WITHOUT ROWID,
+//   so the row lives in its primary key and an insert writes one tree less.
 //   token_hash TEXT PK (SHA-256 of the token); grant_id FK; client_id; parent_hash (the token it replaced);
-//   issued_at; expires_at (the grant's); used_at (exchanged for a successor); superseded_at (a sibling
-//   successor was used first); revoked_at (the grant was revoked). Purged with their grant, by cascade.
+//   issued_at; expires_at (the grant's). Whether a token is used, superseded or revoked follows from its grant
+//   (rotation.ts). Purged with their grant, by cascade through the (grant_id, issued_at) index.
 import type { Database } from 'better-sqlite3';
 
 const MIGRATIONS: readonly string[] = [
@@ -99,16 +101,40 @@ const MIGRATIONS: readonly string[] = [
   DROP INDEX oauth_refresh_tokens_parent;
   CREATE INDEX oauth_refresh_tokens_parent ON oauth_refresh_tokens (parent_hash) WHERE parent_hash IS NOT NULL;
   `,
+  // 4: rotation state moves to the grant (its latest first-used token), so a rotation no longer marks the token used,
+  // supersedes siblings through the parent index or writes a rowid table: one grant row and one index entry fewer
+  // per rotation. The pointer is set from the tokens' old used_at marks; revoked and superseded follow from it.
+  `
+  ALTER TABLE oauth_grants ADD COLUMN latest_token_hash TEXT;
+  ALTER TABLE oauth_grants ADD COLUMN latest_used_at INTEGER;
+  UPDATE oauth_grants SET (latest_token_hash, latest_used_at) = (
+    SELECT t.token_hash, t.used_at FROM oauth_refresh_tokens t
+     WHERE t.grant_id = oauth_grants.grant_id AND t.used_at IS NOT NULL
+     ORDER BY t.used_at DESC, t.rowid DESC LIMIT 1);
+  CREATE TABLE oauth_refresh_tokens_v4 (
+    token_hash TEXT PRIMARY KEY,
+    grant_id TEXT NOT NULL REFERENCES oauth_grants (grant_id) ON DELETE CASCADE,
+    client_id TEXT NOT NULL,
+    parent_hash TEXT,
+    issued_at INTEGER NOT NULL,
+    expires_at INTEGER NOT NULL
+  ) STRICT, WITHOUT ROWID;
+  INSERT INTO oauth_refresh_tokens_v4
+    SELECT token_hash, grant_id, client_id, parent_hash, issued_at, expires_at FROM oauth_refresh_tokens;
+  DROP TABLE oauth_refresh_tokens;
+  ALTER TABLE oauth_refresh_tokens_v4 RENAME TO oauth_refresh_tokens;
+  CREATE INDEX oauth_refresh_tokens_grant ON oauth_refresh_tokens (grant_id, issued_at);
+  `,
 ];
 
 /** The schema version this code expects. */
 export const SQLITE_SCHEMA_VERSION = MIGRATIONS.length;
 
 /**
- * Brings the database up to SQLITE_SCHEMA_VERSION, each step in its own transaction. Refuses a database from a
- * newer version of this package rather than guess at its shape.
+ * Brings the database up to SQLITE_SCHEMA_VERSION (or `target`, for tests of a migration), each step in its own
+ * transaction. Refuses a database from a newer version of this package rather than guess at its shape.
  */
-export function migrateSqlite(db: Database): void {
+export function migrateSqlite(db: Database, target = SQLITE_SCHEMA_VERSION): void {
   // The version is read again inside each IMMEDIATE transaction, so two processes opening a new file at once
   // apply each step exactly once.
   const step = db.transaction((): boolean => {
@@ -119,7 +145,7 @@ export function migrateSqlite(db: Database): void {
           `(${SQLITE_SCHEMA_VERSION}); upgrade express-mcp-oauth or point it at another database file.`,
       );
     }
-    if (current === SQLITE_SCHEMA_VERSION) return false;
+    if (current >= target) return false;
     db.exec(MIGRATIONS[current]!);
     db.pragma(`user_version = ${current + 1}`);
     return true;

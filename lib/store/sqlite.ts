@@ -45,11 +45,9 @@ export function createSqliteStore(
 
   const sql = prepareStatements(db);
 
-  const revokeGrantNow = (grantId: string, at: number): boolean => {
-    const changed = sql.revokeGrant.run(at, grantId).changes > 0;
-    sql.revokeGrantTokens.run(at, grantId);
-    return changed;
-  };
+  // A grant's refresh tokens are revoked with it: every read of a token goes through its grant.
+  const revokeGrantNow = (grantId: string, at: number): boolean =>
+    sql.revokeGrant.run(at, grantId).changes > 0;
 
   const consume = db.transaction((codeHash: string, at: number, firstTokenHash: string | undefined) => {
     const row = sql.findCode.get(codeHash, at) as Row | undefined;
@@ -82,22 +80,17 @@ export function createSqliteStore(
       at: number,
     ): RotateRefreshTokenResult => {
       const row = sql.findToken.get(presented, at) as Row | undefined;
-      if (!row || row.client_id !== clientId || row.revoked_at !== null) return { status: 'invalid' };
+      if (!row || row.client_id !== clientId) return { status: 'invalid' };
       const grantRow = sql.findGrant.get(row.grant_id, at) as Row | undefined;
       if (!grantRow || grantRow.revoked_at !== null) return { status: 'invalid' };
       const grantId = grantRow.grant_id as string;
-      // Whether a successor was used matters only for a token that was used itself: one read saved on first use.
-      const successorUsed = row.used_at !== null && sql.usedChild.get(presented) !== undefined;
-      const decision = decideRotation(row, at, retryWindowMs, successorUsed);
+      const decision = decideRotation(row, grantRow, at, retryWindowMs);
       if (decision === 'reuse') {
         revokeGrantNow(grantId, at);
         return { status: 'reused', grantId };
       }
-      if (decision === 'first-use') {
-        sql.markTokenUsed.run(at, presented);
-        // The first sibling to be used wins; the others (parallel refreshes of one parent) go stale.
-        if (row.parent_hash !== null) sql.supersedeSiblings.run(at, row.parent_hash, presented);
-      }
+      // The first of several successors to be used becomes the latest; the others go stale with it.
+      if (decision === 'first-use') sql.markLatest.run(presented, at, grantId);
       const expiresAt = grantRow.expires_at as number;
       sql.insertToken.run(successor, grantId, clientId, presented, at, expiresAt);
       return {
@@ -182,7 +175,7 @@ export function createSqliteStore(
 
     saveRefreshToken: ({ tokenHash, grantId, clientId }) =>
       saveToken.immediate(tokenHash, grantId, clientId, now()),
-    findRefreshToken: (tokenHash) => mapRow(sql.findToken.get(tokenHash, now()), toToken),
+    findRefreshToken: (tokenHash) => mapRow(sql.findTokenWithGrant.get(tokenHash, now()), toToken),
     rotateRefreshToken: (input) =>
       rotate.immediate(input.presentedHash, input.clientId, input.successorHash, input.retryWindowMs, now()),
 
@@ -220,9 +213,6 @@ function prepareStatements(db: Database) {
     revokeGrant: db.prepare(
       'UPDATE oauth_grants SET revoked_at = ? WHERE grant_id = ? AND revoked_at IS NULL',
     ),
-    revokeGrantTokens: db.prepare(
-      'UPDATE oauth_refresh_tokens SET revoked_at = ? WHERE grant_id = ? AND revoked_at IS NULL',
-    ),
     listGrants: db.prepare(
       `SELECT ${GRANT_COLUMNS('g')}, c.client_name FROM oauth_grants g JOIN oauth_clients c ON c.client_id = g.client_id
         WHERE g.user_id = ? AND g.expires_at > ? AND g.revoked_at IS NULL ORDER BY g.created_at DESC, g.rowid DESC`,
@@ -240,13 +230,12 @@ function prepareStatements(db: Database) {
          VALUES (?, ?, ?, ?, ?, ?)`,
     ),
     findToken: db.prepare('SELECT * FROM oauth_refresh_tokens WHERE token_hash = ? AND expires_at > ?'),
-    markTokenUsed: db.prepare('UPDATE oauth_refresh_tokens SET used_at = ? WHERE token_hash = ?'),
-    supersedeSiblings: db.prepare(
-      `UPDATE oauth_refresh_tokens SET superseded_at = ?
-        WHERE parent_hash = ? AND token_hash <> ? AND used_at IS NULL AND superseded_at IS NULL`,
+    findTokenWithGrant: db.prepare(
+      `SELECT t.*, g.revoked_at FROM oauth_refresh_tokens t JOIN oauth_grants g ON g.grant_id = t.grant_id
+        WHERE t.token_hash = ? AND t.expires_at > ?`,
     ),
-    usedChild: db.prepare(
-      'SELECT 1 FROM oauth_refresh_tokens WHERE parent_hash = ? AND used_at IS NOT NULL LIMIT 1',
+    markLatest: db.prepare(
+      'UPDATE oauth_grants SET latest_token_hash = ?, latest_used_at = ? WHERE grant_id = ?',
     ),
     // Codes first; a grant's refresh tokens (which expire with it) go with the grant, by cascade.
     purge: ['oauth_authorization_codes', 'oauth_grants'].map(purgeFrom),

@@ -74,7 +74,10 @@ export type ConsumeCodeResult =
   | { status: 'replayed'; code: AuthorizationCodeRecord }
   | { status: 'not_found' };
 
-/** A refresh token, stored by hash. It expires with its grant. */
+/**
+ * A refresh token, stored by hash. It expires and is revoked with its grant; whether it is still current is the
+ * rotation's business (see rotateRefreshToken), not a field.
+ */
 export interface RefreshTokenRecord {
   tokenHash: SecretHash;
   grantId: string;
@@ -83,10 +86,6 @@ export interface RefreshTokenRecord {
   parentHash: SecretHash | null;
   issuedAt: number;
   expiresAt: number;
-  /** When it was exchanged for a successor, or null while unused. */
-  usedAt: number | null;
-  /** When a sibling (another successor of the same parent) was used, which made this one stale, or null. */
-  supersededAt: number | null;
   /** When its grant was revoked, or null. */
   revokedAt: number | null;
 }

@@ -2,7 +2,9 @@
 import { randomBytes } from 'node:crypto';
 import { Pool } from 'pg';
 import { createPostgresStore } from '../../../lib/store/postgres';
-import { POSTGRES_SCHEMA_VERSION } from '../../../lib/store/postgres-schema';
+import { migratePostgres, POSTGRES_SCHEMA_VERSION } from '../../../lib/store/postgres-schema';
+import { createFakeClock } from '../../helpers/clock';
+import { expectV3HistoryMigrated, v3History } from '../../helpers/v3-rotation-history';
 import { clientRecord } from '../../helpers/fixtures';
 import { DATABASE_URL, describeWith } from '../../helpers/services';
 import { waitUntil } from '../../helpers/wait';
@@ -98,6 +100,32 @@ describeWith('PostgreSQL store setup', { postgres: true }, () => {
     await store.close();
     expect((await pool.query('SELECT 1 AS ok')).rows[0].ok).toBe(1);
     await pool.end();
+  });
+
+  test('a version-3 schema keeps its rotation history through the move to the latest-token pointer', async () => {
+    const v3 = `${schema}_v3`;
+    const clock = createFakeClock();
+    const client = await admin.connect();
+    try {
+      await migratePostgres(client, v3, 3);
+      await client.query(`SET search_path TO ${v3}`);
+      const { rows, tokens } = v3History(clock.now());
+      for (const [sql, values] of rows) {
+        let n = 0;
+        await client.query(
+          sql.replace(/\?/g, () => `$${(n += 1)}`),
+          values,
+        );
+      }
+      await client.query('SET search_path TO DEFAULT');
+      const store = createPostgresStore(DATABASE_URL!, { schema: v3, now: clock.now });
+      await store.ready;
+      await expectV3HistoryMigrated(store, clock, tokens);
+      await store.close();
+    } finally {
+      await client.query(`DROP SCHEMA IF EXISTS ${v3} CASCADE`);
+      client.release();
+    }
   });
 
   test('a schema from a newer version is refused with a message that says what to do', async () => {

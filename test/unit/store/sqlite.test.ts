@@ -5,7 +5,9 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { createSqliteStore } from '../../../lib/store/sqlite';
 import { migrateSqlite, SQLITE_SCHEMA_VERSION } from '../../../lib/store/sqlite-schema';
+import { createFakeClock } from '../../helpers/clock';
 import { clientRecord } from '../../helpers/fixtures';
+import { expectV3HistoryMigrated, v3History } from '../../helpers/v3-rotation-history';
 
 describe('createSqliteStore', () => {
   let dir: string;
@@ -53,6 +55,18 @@ describe('createSqliteStore', () => {
     expect(b.pragma('user_version', { simple: true })).toBe(SQLITE_SCHEMA_VERSION);
     a.close();
     b.close();
+  });
+
+  test('a version-3 database keeps its rotation history through the move to the latest-token pointer', async () => {
+    const clock = createFakeClock();
+    const db = new Database(join(dir, 'v3.db'));
+    migrateSqlite(db, 3);
+    const { rows, tokens } = v3History(clock.now());
+    for (const [sql, values] of rows) db.prepare(sql).run(...values);
+    const store = createSqliteStore(db, { now: clock.now });
+    expect(db.pragma('user_version', { simple: true })).toBe(SQLITE_SCHEMA_VERSION);
+    await expectV3HistoryMigrated(store, clock, tokens);
+    db.close();
   });
 
   test('refuses a database written by a newer version, with a message that says what to do', () => {
