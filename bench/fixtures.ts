@@ -2,6 +2,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Database } from 'better-sqlite3';
 import { hashSecret, randomSecret } from '../lib/crypto/secrets';
+import { issueRefreshToken } from '../lib/crypto/refresh-token';
 import { s256Challenge } from '../lib/crypto/pkce';
 import type { JwtSigner } from '../lib';
 import type { SqliteStore } from '../lib';
@@ -95,8 +96,8 @@ export async function seedFixtures(
     for (let i = 0; i < counts.refreshTokens; i += 1) {
       const g = grant();
       store.createGrant(g);
-      const token = randomSecret();
-      store.saveRefreshToken({ tokenHash: hashSecret(token), grantId: g.grantId, clientId });
+      const { token, key } = issueRefreshToken(g.grantId);
+      store.saveRefreshToken({ tokenHash: key, grantId: g.grantId, clientId });
       refreshTokens.push(token);
     }
   });

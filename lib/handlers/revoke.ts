@@ -2,7 +2,7 @@
 // token of that client's authorization. The spec's clients send JSON {"token": "..."}; forms work too.
 import type { Request, RequestHandler } from 'express';
 import { handle, type OAuthContext } from '../context';
-import { hashSecret } from '../crypto/secrets';
+import { refreshTokenKey } from '../crypto/refresh-token';
 import { OAuthError, isOAuthError } from '../errors';
 import { authenticateClient } from '../middleware/client-auth';
 import type { ClientRecord } from '../store/types';
@@ -16,7 +16,7 @@ interface TokenOwner {
 type Lookup = (ctx: OAuthContext, token: string) => Promise<TokenOwner | undefined>;
 
 const findRefreshToken: Lookup = async ({ store }, token) => {
-  const record = await store.findRefreshToken(hashSecret(token));
+  const record = await store.findRefreshToken(refreshTokenKey(token));
   return record && { grantId: record.grantId, clientId: record.clientId };
 };
 

@@ -3,7 +3,8 @@
 import type { Request, RequestHandler } from 'express';
 import { handle, type OAuthContext } from '../context';
 import { isValidCodeVerifier, verifyS256 } from '../crypto/pkce';
-import { hashSecret, randomSecret } from '../crypto/secrets';
+import { issueRefreshToken, refreshTokenGrantId, refreshTokenKey } from '../crypto/refresh-token';
+import { hashSecret } from '../crypto/secrets';
 import { OAuthError } from '../errors';
 import { authenticateClient } from '../middleware/client-auth';
 import type { ClientRecord, GrantRecord } from '../store/types';
@@ -78,10 +79,12 @@ async function exchangeCode(ctx: OAuthContext, req: Request, client: ClientRecor
     throw invalidGrant('code_verifier does not match the code_challenge.');
   }
   // One transaction marks the code used and saves the first refresh token under its (still active) grant.
-  const refreshToken = client.grantTypes.includes('refresh_token') ? randomSecret() : undefined;
+  const refreshToken = client.grantTypes.includes('refresh_token')
+    ? issueRefreshToken(record.grantId)
+    : undefined;
   const outcome = await store.consumeAuthorizationCode(
     codeHash,
-    refreshToken === undefined ? undefined : { tokenHash: hashSecret(refreshToken) },
+    refreshToken === undefined ? undefined : { tokenHash: refreshToken.key },
   );
   if (outcome.status === 'replayed') {
     // RFC 6749 §4.1.2: a code used twice revokes everything issued from it.
@@ -90,15 +93,20 @@ async function exchangeCode(ctx: OAuthContext, req: Request, client: ClientRecor
   }
   if (outcome.status === 'not_found') throw invalidGrant('The authorization code is invalid or has expired.');
   if (!outcome.grant) throw invalidGrant('The authorization was revoked.');
-  return accessTokenResponse(ctx, outcome.grant, record.scopes, refreshToken);
+  return accessTokenResponse(ctx, outcome.grant, record.scopes, refreshToken?.token);
 }
 
 async function refresh(ctx: OAuthContext, req: Request, client: ClientRecord): Promise<TokenResponse> {
   const { store, config } = ctx;
-  const presentedHash = hashSecret(requireParam(req.body, 'refresh_token'));
+  const presented = requireParam(req.body, 'refresh_token');
+  const presentedHash = refreshTokenKey(presented);
   const scopeParam = readParam(req.body, 'scope');
   const resourceParam = readParam(req.body, 'resource');
   let scopes: string[] | undefined;
+  // The successor names the same grant; a token of the old format does not say which, so the store is asked.
+  let grantId = refreshTokenGrantId(presented);
+  if (grantId === undefined) grantId = (await store.findRefreshToken(presentedHash))?.grantId;
+  if (grantId === undefined) throw invalidGrant('The refresh token is invalid or has expired.');
   if (scopeParam !== undefined || resourceParam !== undefined) {
     // Checked before rotating, so a bad request does not use the token up. RFC 6749 §6: narrower, never wider.
     const known = await store.findRefreshToken(presentedHash);
@@ -113,11 +121,11 @@ async function refresh(ctx: OAuthContext, req: Request, client: ClientRecord): P
     }
   }
 
-  const successor = randomSecret();
+  const successor = issueRefreshToken(grantId);
   const outcome = await store.rotateRefreshToken({
     presentedHash,
     clientId: client.clientId,
-    successorHash: hashSecret(successor),
+    successorHash: successor.key,
     retryWindowMs: config.lifetimes.refreshRetryWindow * 1000,
   });
   if (outcome.status === 'reused') {
@@ -126,7 +134,7 @@ async function refresh(ctx: OAuthContext, req: Request, client: ClientRecord): P
   }
   if (outcome.status === 'invalid') throw invalidGrant('The refresh token is invalid or has expired.');
   // Without a scope parameter the token carries the grant's whole scope (the rotation already checked the rest).
-  return accessTokenResponse(ctx, outcome.grant, scopes ?? outcome.grant.scopes, successor);
+  return accessTokenResponse(ctx, outcome.grant, scopes ?? outcome.grant.scopes, successor.token);
 }
 
 function accessTokenResponse(

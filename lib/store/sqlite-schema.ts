@@ -10,8 +10,8 @@
 //
 // oauth_grants: one row per authorization of a client by a user, made when the user clicks "Allow".
 //   grant_id TEXT PK; client_id FK; user_id; scope; resource (RFC 8707, NULL for the default); created_at;
-//   expires_at (nothing issued under the grant outlives it); last_used_at (as created; reads report the newest
-//   refresh token's issued_at instead); revoked_at (NULL while active; revokes every refresh token of the grant);
+//   expires_at (nothing issued under the grant outlives it); last_used_at (set by rotations; until the first one,
+//   reads report the first refresh token's issued_at); revoked_at (NULL while active; revokes its refresh tokens);
 //   latest_token_hash, latest_used_at (the refresh token last used for the first time, and when: the rotation
 //   rule in rotation.ts needs nothing else). The bearer check reads it by primary key on every tool call.
 //
@@ -21,10 +21,12 @@
 //   expires_at; used_at (set once, atomically, by the first redemption; a second one is a replay).
 //
 // oauth_refresh_tokens: one row per refresh token, including used ones, which reuse detection needs; WITHOUT ROWID,
-//   so the row lives in its primary key and an insert writes one tree less.
-//   token_hash TEXT PK (SHA-256 of the token); grant_id FK; client_id; parent_hash (the token it replaced);
-//   issued_at; expires_at (the grant's). Whether a token is used, superseded or revoked follows from its grant
-//   (rotation.ts). Purged with their grant, by cascade through the (grant_id, issued_at) index.
+//   so the row lives in its primary key.
+//   token_hash TEXT PK ("<grant id>.<SHA-256 of the token>", or the bare hash for tokens from before version 4);
+//   grant_id; client_id; parent_hash (the token it replaced); issued_at; expires_at (the grant's). Whether a token
+//   is used, superseded or revoked follows from its grant (rotation.ts). Deleted with their grant by the purge: by
+//   key range, and old-format ones through a partial index. No foreign key: a cascade would need an index on
+//   grant_id that every insert pays for; every write checks the grant in the same transaction instead.
 import type { Database } from 'better-sqlite3';
 
 const MIGRATIONS: readonly string[] = [
@@ -101,9 +103,13 @@ const MIGRATIONS: readonly string[] = [
   DROP INDEX oauth_refresh_tokens_parent;
   CREATE INDEX oauth_refresh_tokens_parent ON oauth_refresh_tokens (parent_hash) WHERE parent_hash IS NOT NULL;
   `,
-  // 4: rotation state moves to the grant (its latest first-used token), so a rotation no longer marks the token used,
-  // supersedes siblings through the parent index or writes a rowid table: one grant row and one index entry fewer
-  // per rotation. The pointer is set from the tokens' old used_at marks; revoked and superseded follow from it.
+  // 4: rotation state moves to the grant (its latest first-used token, see rotation.ts), and refresh tokens are kept
+  // under "<grant id>.<hash>" keys (see crypto/refresh-token.ts) in a WITHOUT ROWID table: a grant's tokens are
+  // neighbours in the primary key, found and purged by key range. A rotation now writes the grant row and one
+  // token-table page, where it used to mark the token used, supersede siblings through the parent index and insert
+  // into a rowid table and two indexes. Tokens of the old format keep their bare-hash keys; they alone go into a
+  // partial index by grant, so that they are purged with their grant. The grants' last use and latest token are
+  // set from the old rows.
   `
   ALTER TABLE oauth_grants ADD COLUMN latest_token_hash TEXT;
   ALTER TABLE oauth_grants ADD COLUMN latest_used_at INTEGER;
@@ -111,9 +117,11 @@ const MIGRATIONS: readonly string[] = [
     SELECT t.token_hash, t.used_at FROM oauth_refresh_tokens t
      WHERE t.grant_id = oauth_grants.grant_id AND t.used_at IS NOT NULL
      ORDER BY t.used_at DESC, t.rowid DESC LIMIT 1);
+  UPDATE oauth_grants SET last_used_at = coalesce(
+    (SELECT max(t.issued_at) FROM oauth_refresh_tokens t WHERE t.grant_id = oauth_grants.grant_id), last_used_at);
   CREATE TABLE oauth_refresh_tokens_v4 (
     token_hash TEXT PRIMARY KEY,
-    grant_id TEXT NOT NULL REFERENCES oauth_grants (grant_id) ON DELETE CASCADE,
+    grant_id TEXT NOT NULL,
     client_id TEXT NOT NULL,
     parent_hash TEXT,
     issued_at INTEGER NOT NULL,
@@ -123,7 +131,7 @@ const MIGRATIONS: readonly string[] = [
     SELECT token_hash, grant_id, client_id, parent_hash, issued_at, expires_at FROM oauth_refresh_tokens;
   DROP TABLE oauth_refresh_tokens;
   ALTER TABLE oauth_refresh_tokens_v4 RENAME TO oauth_refresh_tokens;
-  CREATE INDEX oauth_refresh_tokens_grant ON oauth_refresh_tokens (grant_id, issued_at);
+  CREATE INDEX oauth_refresh_tokens_unkeyed ON oauth_refresh_tokens (grant_id) WHERE instr(token_hash, '.') = 0;
   `,
 ];
 

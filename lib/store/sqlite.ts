@@ -1,5 +1,6 @@
 // The default store: SQLite through better-sqlite3, with every atomic operation in an IMMEDIATE transaction.
 import BetterSqlite3, { type Database } from 'better-sqlite3';
+import { grantKeyRange } from '../crypto/refresh-token';
 import { decideRotation } from './rotation';
 import { migrateSqlite } from './sqlite-schema';
 import { mapRow, toClient, toCode, toGrant, toToken, type Row } from './rows';
@@ -90,7 +91,8 @@ export function createSqliteStore(
         return { status: 'reused', grantId };
       }
       // The first of several successors to be used becomes the latest; the others go stale with it.
-      if (decision === 'first-use') sql.markLatest.run(presented, at, grantId);
+      if (decision === 'first-use') sql.markLatest.run(presented, at, at, grantId);
+      else sql.markUsed.run(at, grantId);
       const expiresAt = grantRow.expires_at as number;
       sql.insertToken.run(successor, grantId, clientId, presented, at, expiresAt);
       return {
@@ -105,11 +107,21 @@ export function createSqliteStore(
     const grant = sql.findGrant.get(grantId, at) as Row | undefined;
     if (!grant) throw new Error(`saveRefreshToken: no unexpired grant ${grantId}.`);
     sql.insertToken.run(tokenHash, grantId, clientId, null, at, grant.expires_at);
+    sql.markUsed.run(at, grantId);
   });
 
-  const purge = db.transaction((batchSize: number, at: number) =>
-    sql.purge.reduce((total, statement) => total + statement.run(at, batchSize).changes, 0),
-  );
+  // Codes first; then expired grants, each with its refresh tokens (by key range, and the old-format ones by the
+  // partial index) and, by cascade, its codes.
+  const purge = db.transaction((batchSize: number, at: number) => {
+    let removed = sql.purgeCodes.run(at, batchSize).changes;
+    for (const { grant_id: grantId } of sql.expiredGrants.all(at, batchSize) as Array<{ grant_id: string }>) {
+      const [lower, upper] = grantKeyRange(grantId);
+      sql.deleteGrantTokens.run(lower, upper, grantId);
+      sql.deleteUnkeyedGrantTokens.run(grantId);
+      removed += sql.deleteGrant.run(grantId).changes;
+    }
+    return removed;
+  });
 
   return {
     database: db,
@@ -183,16 +195,20 @@ export function createSqliteStore(
   };
 }
 
-/** A grant's columns, its last use being its newest refresh token's issuance (schema version 3). */
+/**
+ * A grant's columns. Rotations keep last_used_at; until the first one, the last use is when its first refresh
+ * token was issued (read by key range, or through the partial index for old-format tokens).
+ */
 const GRANT_COLUMNS = (g: string) =>
   `${g}.grant_id, ${g}.client_id, ${g}.user_id, ${g}.scope, ${g}.resource, ${g}.created_at, ${g}.expires_at, ${g}.revoked_at,
-   coalesce((SELECT max(t.issued_at) FROM oauth_refresh_tokens t WHERE t.grant_id = ${g}.grant_id), ${g}.last_used_at) AS last_used_at`;
+   coalesce(${g}.last_used_at, (SELECT max(issued_at) FROM (
+     SELECT t.issued_at FROM oauth_refresh_tokens t
+      WHERE t.token_hash > ${g}.grant_id || '.' AND t.token_hash < ${g}.grant_id || '/' AND t.grant_id = ${g}.grant_id
+     UNION ALL
+     SELECT t.issued_at FROM oauth_refresh_tokens t WHERE t.grant_id = ${g}.grant_id AND instr(t.token_hash, '.') = 0
+   ))) AS last_used_at`;
 
 function prepareStatements(db: Database) {
-  const purgeFrom = (table: string) =>
-    db.prepare(
-      `DELETE FROM ${table} WHERE rowid IN (SELECT rowid FROM ${table} WHERE expires_at <= ? LIMIT ?)`,
-    );
   return {
     insertClient: db.prepare(
       `INSERT INTO oauth_clients (client_id, client_secret_hash, client_name, redirect_uris, grant_types,
@@ -235,9 +251,20 @@ function prepareStatements(db: Database) {
         WHERE t.token_hash = ? AND t.expires_at > ?`,
     ),
     markLatest: db.prepare(
-      'UPDATE oauth_grants SET latest_token_hash = ?, latest_used_at = ? WHERE grant_id = ?',
+      'UPDATE oauth_grants SET latest_token_hash = ?, latest_used_at = ?, last_used_at = ? WHERE grant_id = ?',
     ),
-    // Codes first; a grant's refresh tokens (which expire with it) go with the grant, by cascade.
-    purge: ['oauth_authorization_codes', 'oauth_grants'].map(purgeFrom),
+    markUsed: db.prepare('UPDATE oauth_grants SET last_used_at = ? WHERE grant_id = ?'),
+    purgeCodes: db.prepare(
+      `DELETE FROM oauth_authorization_codes
+        WHERE rowid IN (SELECT rowid FROM oauth_authorization_codes WHERE expires_at <= ? LIMIT ?)`,
+    ),
+    expiredGrants: db.prepare('SELECT grant_id FROM oauth_grants WHERE expires_at <= ? LIMIT ?'),
+    deleteGrantTokens: db.prepare(
+      'DELETE FROM oauth_refresh_tokens WHERE token_hash > ? AND token_hash < ? AND grant_id = ?',
+    ),
+    deleteUnkeyedGrantTokens: db.prepare(
+      "DELETE FROM oauth_refresh_tokens WHERE grant_id = ? AND instr(token_hash, '.') = 0",
+    ),
+    deleteGrant: db.prepare('DELETE FROM oauth_grants WHERE grant_id = ?'),
   };
 }

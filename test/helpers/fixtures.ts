@@ -1,5 +1,6 @@
 // Record builders shared by the store, handler and flow tests: valid by default, overridable field by field.
 import { randomUUID } from 'node:crypto';
+import { issueRefreshToken } from '../../lib/crypto/refresh-token';
 import { hashSecret, randomSecret, type SecretHash } from '../../lib/crypto/secrets';
 import type { AuthorizationCodeRecord, ClientRecord, GrantRecord } from '../../lib/store/types';
 import { DAY, MINUTE } from './clock';
@@ -58,6 +59,12 @@ export function codeRecord(
 }
 
 /** A fresh random refresh token and its hash. */
+/** A new refresh token of a grant, in the library's format, and its store key. */
+export function newRefreshToken(grantId: string): { plain: string; hash: SecretHash } {
+  const { token, key } = issueRefreshToken(grantId);
+  return { plain: token, hash: key };
+}
+
 export function newSecret(): { plain: string; hash: SecretHash } {
   const plain = randomSecret();
   return { plain, hash: hashSecret(plain) };

@@ -1,7 +1,8 @@
 // The token endpoint: client authentication, the code grant with PKCE, the refresh grant with rotation.
 import request from 'supertest';
 import jwt from 'jsonwebtoken';
-import { hashSecret } from '../../lib/crypto/secrets';
+import { refreshTokenKey } from '../../lib/crypto/refresh-token';
+import { hashSecret, randomSecret } from '../../lib/crypto/secrets';
 import {
   authorizeInBrowser,
   createTestServer,
@@ -51,7 +52,7 @@ describe('authorization_code grant', () => {
         access_token: expect.any(String),
         token_type: 'Bearer',
         expires_in: 3600,
-        refresh_token: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/),
+        refresh_token: expect.stringMatching(/^[0-9a-f-]{36}\.[A-Za-z0-9_-]{43}$/),
         scope: 'fakture:read clients:read',
       });
       const { header, payload } = jwt.decode(res.body.access_token, { complete: true }) as jwt.Jwt & {
@@ -310,7 +311,41 @@ describe('refresh_token grant', () => {
     expect(
       (await request(server.app).post('/mcp').set('Authorization', `Bearer ${res.body.access_token}`)).status,
     ).toBe(200);
-    expect(await server.store.findRefreshToken(hashSecret(res.body.refresh_token))).toBeDefined();
+    // "<grant id>.<secret>", stored under the grant id and the token's hash, never in plain text.
+    const [grantId, secret] = res.body.refresh_token.split('.');
+    expect(jwt.decode(res.body.access_token)).toMatchObject({ grant_id: grantId });
+    expect(secret).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(await server.store.findRefreshToken(refreshTokenKey(res.body.refresh_token))).toBeDefined();
+    expect(await server.store.findRefreshToken(hashSecret(res.body.refresh_token))).toBeUndefined();
+  });
+
+  test('a refresh token of the old format (a bare secret) still rotates, into one of the new format', async () => {
+    const { client, tokens } = await obtainTokens(server);
+    const grantId = (jwt.decode(tokens.access_token) as { grant_id: string }).grant_id;
+    const old = randomSecret();
+    await server.store.saveRefreshToken({ tokenHash: hashSecret(old), grantId, clientId: client.client_id });
+    const res = await refresh(client, old);
+    expect(res.status).toBe(200);
+    expect(res.body.refresh_token.startsWith(`${grantId}.`)).toBe(true);
+    expect((await refresh(client, res.body.refresh_token)).status).toBe(200);
+  });
+
+  test.each([
+    [
+      'another grant’s id in front of the secret',
+      (token: string, other: string) => other + token.slice(token.indexOf('.')),
+    ],
+    ['no grant id', (token: string) => token.slice(token.indexOf('.') + 1)],
+    ['an unknown secret', (token: string) => `${token.slice(0, token.indexOf('.'))}.${randomSecret()}`],
+  ])('a token with %s is invalid_grant and changes nothing', async (_name, tamper) => {
+    const { client, tokens } = await obtainTokens(server);
+    const second = await obtainTokens(server);
+    const otherGrant = second.tokens.refresh_token.slice(0, second.tokens.refresh_token.indexOf('.'));
+    const res = await refresh(client, tamper(tokens.refresh_token, otherGrant));
+    expect(res.status).toBe(400);
+    expect(res.body.error).toBe('invalid_grant');
+    expect((await refresh(client, tokens.refresh_token)).status).toBe(200);
+    expect((await refresh(second.client, second.tokens.refresh_token)).status).toBe(200);
   });
 
   test('a lost response: the same token retried within 60 s still works', async () => {

@@ -14,6 +14,8 @@ export interface StoreHarness {
   race(calls: StoreCall[]): Promise<unknown[]>;
   /** Every byte the store has persisted (files, or a dump of every row), for the plaintext scan. */
   persistedBytes(): Promise<Buffer>;
+  /** How many refresh-token rows the store holds, expired or not (to see that a purge really deletes them). */
+  refreshTokenRows(): Promise<number>;
   close(): Promise<void>;
 }
 

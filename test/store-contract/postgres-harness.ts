@@ -23,6 +23,9 @@ export async function createPostgresHarness(clock: FakeClock): Promise<StoreHarn
       );
       return Buffer.from(dumps.flatMap((dump) => dump.rows.map((row) => row.row as string)).join('\n'));
     },
+    async refreshTokenRows() {
+      return (await pool.query(`SELECT count(*)::int AS n FROM ${schema}.oauth_refresh_tokens`)).rows[0].n;
+    },
     async close() {
       await pool.query(`DROP SCHEMA ${schema} CASCADE`);
       await pool.end();

@@ -24,6 +24,10 @@ export async function createSqliteHarness(clock: FakeClock): Promise<StoreHarnes
           .map((file) => readFileSync(file)),
       );
     },
+    async refreshTokenRows() {
+      return (store.database.prepare('SELECT count(*) AS n FROM oauth_refresh_tokens').get() as { n: number })
+        .n;
+    },
     async close() {
       store.close();
       rmSync(dir, { recursive: true, force: true });

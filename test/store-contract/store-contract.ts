@@ -2,7 +2,7 @@
 import { hashSecret, type SecretHash } from '../../lib/crypto/secrets';
 import type { GrantRecord, OAuthStore, RotateRefreshTokenResult } from '../../lib/store/types';
 import { createFakeClock, DAY, MINUTE, SECOND, type FakeClock } from '../helpers/clock';
-import { clientRecord, codeRecord, grantRecord, newSecret } from '../helpers/fixtures';
+import { clientRecord, codeRecord, grantRecord, newRefreshToken, newSecret } from '../helpers/fixtures';
 import type { StoreFactory, StoreHarness } from './harness';
 
 const RETRY_WINDOW = 60 * SECOND;
@@ -28,9 +28,10 @@ export function describeStoreContract(name: string, factory: StoreFactory): void
       return grant;
     }
 
-    async function grantWithToken() {
+    // Tokens in the library's "<grant id>.<secret>" format; `legacy` gives one of the bare-hash format of old.
+    async function grantWithToken({ legacy = false } = {}) {
       const grant = await newGrant();
-      const token = newSecret();
+      const token = legacy ? newSecret() : newRefreshToken(grant.grantId);
       await store.saveRefreshToken({
         tokenHash: token.hash,
         grantId: grant.grantId,
@@ -40,7 +41,7 @@ export function describeStoreContract(name: string, factory: StoreFactory): void
     }
 
     const rotate = (presented: { hash: SecretHash }, grant: GrantRecord, retryWindowMs = RETRY_WINDOW) => {
-      const successor = newSecret();
+      const successor = newRefreshToken(grant.grantId);
       const result = store.rotateRefreshToken({
         presentedHash: presented.hash,
         clientId: grant.clientId,
@@ -133,7 +134,7 @@ export function describeStoreContract(name: string, factory: StoreFactory): void
         const grant = await newGrant();
         const code = codeRecord(clock.now(), grant);
         await store.saveAuthorizationCode(code);
-        const token = newSecret();
+        const token = newRefreshToken(grant.grantId);
         clock.advance(SECOND);
         const outcome = await store.consumeAuthorizationCode(code.codeHash, { tokenHash: token.hash });
         expect(outcome).toEqual({ status: 'consumed', code, grant: { ...grant, lastUsedAt: clock.now() } });
@@ -143,6 +144,7 @@ export function describeStoreContract(name: string, factory: StoreFactory): void
           expiresAt: grant.expiresAt,
           parentHash: null,
         });
+        // The grant reports when its first token was issued as its last use.
         expect((await store.findGrant(grant.grantId))?.lastUsedAt).toBe(clock.now());
       });
 
@@ -205,17 +207,25 @@ export function describeStoreContract(name: string, factory: StoreFactory): void
         expect((await store.findGrant(grant.grantId))?.lastUsedAt).toBe(clock.now());
       });
 
-      test('rotation issues a working successor that expires with the grant', async () => {
-        const { grant, token } = await grantWithToken();
-        const first = await rotate(token, grant);
-        expect(first.outcome).toMatchObject({ status: 'rotated', successorExpiresAt: grant.expiresAt });
-        expect((first.outcome as { grant: GrantRecord }).grant).toMatchObject({
-          grantId: grant.grantId,
-          scopes: grant.scopes,
-        });
-        expect(await store.findRefreshToken(first.successor.hash)).toMatchObject({ parentHash: token.hash });
-        expect((await rotate(first.successor, grant)).outcome.status).toBe('rotated');
-      });
+      test.each([
+        ['the current', false],
+        ['the old bare-hash', true],
+      ])(
+        'rotation of a token in %s format issues a working successor that expires with the grant',
+        async (_name, legacy) => {
+          const { grant, token } = await grantWithToken({ legacy });
+          const first = await rotate(token, grant);
+          expect(first.outcome).toMatchObject({ status: 'rotated', successorExpiresAt: grant.expiresAt });
+          expect((first.outcome as { grant: GrantRecord }).grant).toMatchObject({
+            grantId: grant.grantId,
+            scopes: grant.scopes,
+          });
+          expect(await store.findRefreshToken(first.successor.hash)).toMatchObject({
+            parentHash: token.hash,
+          });
+          expect((await rotate(first.successor, grant)).outcome.status).toBe('rotated');
+        },
+      );
 
       test('a lost response: the used token works again within the retry window while its successor is unused', async () => {
         const { grant, token } = await grantWithToken();
@@ -354,9 +364,17 @@ export function describeStoreContract(name: string, factory: StoreFactory): void
       test('expired rows go in bounded batches; live rows stay', async () => {
         const short = Array.from({ length: 3 }, () => ({ expiresAt: clock.now() + MINUTE }));
         const expiring = await Promise.all(short.map((overrides) => newGrant(overrides)));
-        for (const grant of expiring)
+        for (const [index, grant] of expiring.entries()) {
           await store.saveAuthorizationCode(codeRecord(clock.now(), grant, { expiresAt: grant.expiresAt }));
+          // Refresh tokens of both formats, and a successor: all go with their grant.
+          const first = index === 0 ? newSecret() : newRefreshToken(grant.grantId);
+          const save = { tokenHash: first.hash, grantId: grant.grantId, clientId: grant.clientId };
+          await store.saveRefreshToken(save);
+          await rotate(first, grant);
+        }
         const live = await grantWithToken();
+        const next = await rotate(live.token, live.grant);
+        expect(await harness.refreshTokenRows()).toBe(3 * 2 + 2);
         clock.advance(MINUTE);
         const batches: number[] = [];
         for (let removed = -1; removed !== 0;) batches.push((removed = await store.purgeExpired(2)));
@@ -367,6 +385,8 @@ export function describeStoreContract(name: string, factory: StoreFactory): void
         expect(total).toBeLessThanOrEqual(6);
         expect(await store.findGrant(live.grant.grantId)).toBeDefined();
         expect(await store.findRefreshToken(live.token.hash)).toBeDefined();
+        expect(await store.findRefreshToken(next.successor.hash)).toBeDefined();
+        expect(await harness.refreshTokenRows()).toBe(2);
       });
     });
 
