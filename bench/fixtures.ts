@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import type { Database } from 'better-sqlite3';
 import { hashSecret, randomSecret } from '../lib/crypto/secrets';
 import { issueRefreshToken } from '../lib/crypto/refresh-token';
+import { timeOrderedId } from '../lib/crypto/time-ordered-id';
 import { s256Challenge } from '../lib/crypto/pkce';
 import type { JwtSigner } from '../lib';
 import type { SqliteStore } from '../lib';
@@ -64,7 +65,8 @@ export async function seedFixtures(
     metadata: {},
     issuedAt: now,
   });
-  const grant = (grantId = randomUUID()) => ({
+  // Grant ids as the library makes them (time-ordered), so the stores' page locality is the real one.
+  const grant = (grantId = timeOrderedId()) => ({
     grantId,
     clientId,
     userId: 'bench-user',

@@ -1,7 +1,7 @@
 // The authorization endpoint (RFC 6749 §4.1): the sign-in page, the consent page, and the two forms behind them.
-import { randomUUID } from 'node:crypto';
 import type { Request, RequestHandler, Response } from 'express';
 import { handle, type OAuthContext } from '../context';
+import { timeOrderedId } from '../crypto/time-ordered-id';
 import { hashSecret, randomSecret } from '../crypto/secrets';
 import { OAuthError } from '../errors';
 import { clientRedirect, type RedirectTarget } from '../middleware/error-handler';
@@ -137,7 +137,7 @@ export function decisionHandler(ctx: OAuthContext): RequestHandler {
 
     const { store, config } = ctx;
     const now = config.now();
-    const grantId = randomUUID();
+    const grantId = timeOrderedId(now);
     await store.createGrant({
       grantId,
       clientId: request.client.clientId,
