@@ -65,25 +65,31 @@ export interface Load {
 }
 
 /**
- * The target and its baseline measured in alternation, `rounds` times each, after a warm-up of both. On a shared,
- * noisy machine only figures taken side by side compare, so the ratio is the median of the rounds' own ratios.
+ * The target and its baseline measured in alternation after a warm-up of both: baseline, target, baseline, ...,
+ * baseline, one second each. On this shared machine the CPU a process gets drifts from second to second, so each
+ * target round is compared with the mean of the two baseline rounds around it (which cancels a steady drift), and
+ * the ratio is the median of those `rounds` ratios (which ignores a round hit by a burst of noise).
  */
 export async function compare(
   target: Load,
   baseline: Load,
-  seconds: number,
-  rounds = 5,
+  rounds: number,
 ): Promise<{ target: Measurement; baseline: Measurement; ratio: number }> {
-  const per = Math.max(2, Math.round(seconds / rounds));
   await measure(baseline.url, baseline.requests, 2);
   await measure(target.url, target.requests, 2);
-  const results: { target: Measurement[]; baseline: Measurement[] } = { target: [], baseline: [] };
+  const results: { target: Measurement[]; baseline: Measurement[] } = {
+    target: [],
+    baseline: [await measure(baseline.url, baseline.requests, 1)],
+  };
   for (let round = 0; round < rounds; round += 1) {
-    results.baseline.push(await measure(baseline.url, baseline.requests, per));
-    results.target.push(await measure(target.url, target.requests, per));
+    results.target.push(await measure(target.url, target.requests, 1));
+    results.baseline.push(await measure(baseline.url, baseline.requests, 1));
   }
   const ratios = results.target
-    .map((run, i) => run.opsPerSecond / results.baseline[i]!.opsPerSecond)
+    .map((run, i) => {
+      const around = (results.baseline[i]!.opsPerSecond + results.baseline[i + 1]!.opsPerSecond) / 2;
+      return run.opsPerSecond / around;
+    })
     .sort((a, b) => a - b);
   return {
     target: combine(results.target),

@@ -122,7 +122,7 @@ export function createPostgresStore(
     }
   }
 
-  // A grant's last use is its newest refresh token's issuance (schema version 3): rotations never write the grant.
+  // A grant's last use is its newest refresh token's issuance, read through the (grant_id, issued_at) index.
   const grantColumns = `g.grant_id, g.client_id, g.user_id, g.scope, g.resource, g.created_at, g.expires_at, g.revoked_at,
     coalesce((SELECT max(r.issued_at) FROM ${t('oauth_refresh_tokens')} r WHERE r.grant_id = g.grant_id), g.last_used_at) AS last_used_at`;
 

@@ -3,6 +3,7 @@ import BetterSqlite3, { type Database } from 'better-sqlite3';
 import { grantKeyRange } from '../crypto/refresh-token';
 import { decideRotation } from './rotation';
 import { migrateSqlite } from './sqlite-schema';
+import { prepareStatements } from './sqlite-statements';
 import { mapRow, toClient, toCode, toGrant, toToken, type Row } from './rows';
 import type { GrantWithClient, OAuthStore, RotateRefreshTokenResult } from './types';
 
@@ -192,79 +193,5 @@ export function createSqliteStore(
       rotate.immediate(input.presentedHash, input.clientId, input.successorHash, input.retryWindowMs, now()),
 
     purgeExpired: (batchSize = 500) => purge.immediate(batchSize, now()),
-  };
-}
-
-/**
- * A grant's columns. Rotations keep last_used_at; until the first one, the last use is when its first refresh
- * token was issued (read by key range, or through the partial index for old-format tokens).
- */
-const GRANT_COLUMNS = (g: string) =>
-  `${g}.grant_id, ${g}.client_id, ${g}.user_id, ${g}.scope, ${g}.resource, ${g}.created_at, ${g}.expires_at, ${g}.revoked_at,
-   coalesce(${g}.last_used_at, (SELECT max(issued_at) FROM (
-     SELECT t.issued_at FROM oauth_refresh_tokens t
-      WHERE t.token_hash > ${g}.grant_id || '.' AND t.token_hash < ${g}.grant_id || '/' AND t.grant_id = ${g}.grant_id
-     UNION ALL
-     SELECT t.issued_at FROM oauth_refresh_tokens t WHERE t.grant_id = ${g}.grant_id AND instr(t.token_hash, '.') = 0
-   ))) AS last_used_at`;
-
-function prepareStatements(db: Database) {
-  return {
-    insertClient: db.prepare(
-      `INSERT INTO oauth_clients (client_id, client_secret_hash, client_name, redirect_uris, grant_types,
-         response_types, token_endpoint_auth_method, scope, metadata, issued_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    ),
-    findClient: db.prepare('SELECT * FROM oauth_clients WHERE client_id = ?'),
-    insertGrant: db.prepare(
-      `INSERT INTO oauth_grants (grant_id, client_id, user_id, scope, resource, created_at, expires_at, last_used_at,
-         revoked_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    ),
-    findGrant: db.prepare('SELECT * FROM oauth_grants WHERE grant_id = ? AND expires_at > ?'),
-    findGrantWithUse: db.prepare(
-      `SELECT ${GRANT_COLUMNS('g')} FROM oauth_grants g WHERE g.grant_id = ? AND g.expires_at > ?`,
-    ),
-    grantActive: db.prepare(
-      'SELECT 1 FROM oauth_grants WHERE grant_id = ? AND expires_at > ? AND revoked_at IS NULL',
-    ),
-    revokeGrant: db.prepare(
-      'UPDATE oauth_grants SET revoked_at = ? WHERE grant_id = ? AND revoked_at IS NULL',
-    ),
-    listGrants: db.prepare(
-      `SELECT ${GRANT_COLUMNS('g')}, c.client_name FROM oauth_grants g JOIN oauth_clients c ON c.client_id = g.client_id
-        WHERE g.user_id = ? AND g.expires_at > ? AND g.revoked_at IS NULL ORDER BY g.created_at DESC, g.rowid DESC`,
-    ),
-    insertCode: db.prepare(
-      `INSERT INTO oauth_authorization_codes (code_hash, grant_id, client_id, user_id, redirect_uri, scope, resource,
-         code_challenge, code_challenge_method, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    ),
-    findCode: db.prepare('SELECT * FROM oauth_authorization_codes WHERE code_hash = ? AND expires_at > ?'),
-    markCodeUsed: db.prepare(
-      'UPDATE oauth_authorization_codes SET used_at = ? WHERE code_hash = ? AND used_at IS NULL',
-    ),
-    insertToken: db.prepare(
-      `INSERT INTO oauth_refresh_tokens (token_hash, grant_id, client_id, parent_hash, issued_at, expires_at)
-         VALUES (?, ?, ?, ?, ?, ?)`,
-    ),
-    findToken: db.prepare('SELECT * FROM oauth_refresh_tokens WHERE token_hash = ? AND expires_at > ?'),
-    findTokenWithGrant: db.prepare(
-      `SELECT t.*, g.revoked_at FROM oauth_refresh_tokens t JOIN oauth_grants g ON g.grant_id = t.grant_id
-        WHERE t.token_hash = ? AND t.expires_at > ?`,
-    ),
-    markLatest: db.prepare(
-      'UPDATE oauth_grants SET latest_token_hash = ?, latest_used_at = ?, last_used_at = ? WHERE grant_id = ?',
-    ),
-    markUsed: db.prepare('UPDATE oauth_grants SET last_used_at = ? WHERE grant_id = ?'),
-    purgeCodes: db.prepare(
-      `DELETE FROM oauth_authorization_codes
-        WHERE rowid IN (SELECT rowid FROM oauth_authorization_codes WHERE expires_at <= ? LIMIT ?)`,
-    ),
-    expiredGrants: db.prepare('SELECT grant_id FROM oauth_grants WHERE expires_at <= ? LIMIT ?'),
-    deleteGrantTokens: db.prepare(
-      'DELETE FROM oauth_refresh_tokens WHERE token_hash > ? AND token_hash < ? AND grant_id = ?',
-    ),
-    deleteUnkeyedGrantTokens: db.prepare(
-      "DELETE FROM oauth_refresh_tokens WHERE grant_id = ? AND instr(token_hash, '.') = 0",
-    ),
-    deleteGrant: db.prepare('DELETE FROM oauth_grants WHERE grant_id = ?'),
   };
 }
