@@ -103,13 +103,15 @@ async function refresh(ctx: OAuthContext, req: Request, client: ClientRecord): P
   const scopeParam = readParam(req.body, 'scope');
   const resourceParam = readParam(req.body, 'resource');
   let scopes: string[] | undefined;
-  // The successor names the same grant; a token of the old format does not say which, so the store is asked.
+  const narrowing = scopeParam !== undefined || resourceParam !== undefined;
+  // The successor names the same grant; a token of the old format does not say which, so the store is asked (once,
+  // also for the narrowing check below).
   let grantId = refreshTokenGrantId(presented);
-  if (grantId === undefined) grantId = (await store.findRefreshToken(presentedHash))?.grantId;
+  const known = grantId === undefined || narrowing ? await store.findRefreshToken(presentedHash) : undefined;
+  grantId ??= known?.grantId;
   if (grantId === undefined) throw invalidGrant('The refresh token is invalid or has expired.');
-  if (scopeParam !== undefined || resourceParam !== undefined) {
+  if (narrowing) {
     // Checked before rotating, so a bad request does not use the token up. RFC 6749 §6: narrower, never wider.
-    const known = await store.findRefreshToken(presentedHash);
     if (!known || known.clientId !== client.clientId)
       throw invalidGrant('The refresh token is invalid or has expired.');
     const current = await store.findGrant(known.grantId);

@@ -14,87 +14,43 @@ const GRANT_COLUMNS = (g: string) =>
      SELECT t.issued_at FROM oauth_refresh_tokens t WHERE t.grant_id = ${g}.grant_id AND instr(t.token_hash, '.') = 0
    ))) AS last_used_at`;
 
-type StatementName =
-  | 'insertClient'
-  | 'findClient'
-  | 'insertGrant'
-  | 'findGrant'
-  | 'findGrantWithUse'
-  | 'grantActive'
-  | 'revokeGrant'
-  | 'listGrants'
-  | 'insertCode'
-  | 'findCode'
-  | 'markCodeUsed'
-  | 'insertToken'
-  | 'findToken'
-  | 'findTokenWithGrant'
-  | 'markLatest'
-  | 'markUsed'
-  | 'purgeCodes'
-  | 'expiredGrants'
-  | 'deleteGrantTokens'
-  | 'deleteUnkeyedGrantTokens'
-  | 'deleteGrant';
+/** The SQL of every statement of the SQLite store, by name. */
+const SQL = {
+  insertClient: `INSERT INTO oauth_clients (client_id, client_secret_hash, client_name, redirect_uris, grant_types,
+         response_types, token_endpoint_auth_method, scope, metadata, issued_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+  findClient: 'SELECT * FROM oauth_clients WHERE client_id = ?',
+  insertGrant: `INSERT INTO oauth_grants (grant_id, client_id, user_id, scope, resource, created_at, expires_at, last_used_at,
+         revoked_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+  findGrant: 'SELECT * FROM oauth_grants WHERE grant_id = ? AND expires_at > ?',
+  findGrantWithUse: `SELECT ${GRANT_COLUMNS('g')} FROM oauth_grants g WHERE g.grant_id = ? AND g.expires_at > ?`,
+  grantActive: 'SELECT 1 FROM oauth_grants WHERE grant_id = ? AND expires_at > ? AND revoked_at IS NULL',
+  revokeGrant: 'UPDATE oauth_grants SET revoked_at = ? WHERE grant_id = ? AND revoked_at IS NULL',
+  listGrants: `SELECT ${GRANT_COLUMNS('g')}, c.client_name FROM oauth_grants g JOIN oauth_clients c ON c.client_id = g.client_id
+        WHERE g.user_id = ? AND g.expires_at > ? AND g.revoked_at IS NULL ORDER BY g.created_at DESC, g.rowid DESC`,
+  insertCode: `INSERT INTO oauth_authorization_codes (code_hash, grant_id, client_id, user_id, redirect_uri, scope, resource,
+         code_challenge, code_challenge_method, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+  findCode: 'SELECT * FROM oauth_authorization_codes WHERE code_hash = ? AND expires_at > ?',
+  markCodeUsed: 'UPDATE oauth_authorization_codes SET used_at = ? WHERE code_hash = ? AND used_at IS NULL',
+  insertToken: `INSERT INTO oauth_refresh_tokens (token_hash, grant_id, client_id, parent_hash, issued_at, expires_at)
+         VALUES (?, ?, ?, ?, ?, ?)`,
+  findToken: 'SELECT * FROM oauth_refresh_tokens WHERE token_hash = ? AND expires_at > ?',
+  findTokenWithGrant: `SELECT t.*, g.revoked_at FROM oauth_refresh_tokens t JOIN oauth_grants g ON g.grant_id = t.grant_id
+        WHERE t.token_hash = ? AND t.expires_at > ?`,
+  markLatest:
+    'UPDATE oauth_grants SET latest_token_hash = ?, latest_used_at = ?, last_used_at = ? WHERE grant_id = ?',
+  markUsed: 'UPDATE oauth_grants SET last_used_at = ? WHERE grant_id = ?',
+  purgeCodes: `DELETE FROM oauth_authorization_codes
+        WHERE rowid IN (SELECT rowid FROM oauth_authorization_codes WHERE expires_at <= ? LIMIT ?)`,
+  expiredGrants: 'SELECT grant_id FROM oauth_grants WHERE expires_at <= ? LIMIT ?',
+  deleteGrantTokens:
+    'DELETE FROM oauth_refresh_tokens WHERE token_hash > ? AND token_hash < ? AND grant_id = ?',
+  deleteUnkeyedGrantTokens:
+    "DELETE FROM oauth_refresh_tokens WHERE grant_id = ? AND instr(token_hash, '.') = 0",
+  deleteGrant: 'DELETE FROM oauth_grants WHERE grant_id = ?',
+};
 
 /** Every statement of the SQLite store, prepared once when the store is created. */
-export function prepareStatements(db: Database): Record<StatementName, Statement> {
-  return {
-    insertClient: db.prepare(
-      `INSERT INTO oauth_clients (client_id, client_secret_hash, client_name, redirect_uris, grant_types,
-         response_types, token_endpoint_auth_method, scope, metadata, issued_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    ),
-    findClient: db.prepare('SELECT * FROM oauth_clients WHERE client_id = ?'),
-    insertGrant: db.prepare(
-      `INSERT INTO oauth_grants (grant_id, client_id, user_id, scope, resource, created_at, expires_at, last_used_at,
-         revoked_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    ),
-    findGrant: db.prepare('SELECT * FROM oauth_grants WHERE grant_id = ? AND expires_at > ?'),
-    findGrantWithUse: db.prepare(
-      `SELECT ${GRANT_COLUMNS('g')} FROM oauth_grants g WHERE g.grant_id = ? AND g.expires_at > ?`,
-    ),
-    grantActive: db.prepare(
-      'SELECT 1 FROM oauth_grants WHERE grant_id = ? AND expires_at > ? AND revoked_at IS NULL',
-    ),
-    revokeGrant: db.prepare(
-      'UPDATE oauth_grants SET revoked_at = ? WHERE grant_id = ? AND revoked_at IS NULL',
-    ),
-    listGrants: db.prepare(
-      `SELECT ${GRANT_COLUMNS('g')}, c.client_name FROM oauth_grants g JOIN oauth_clients c ON c.client_id = g.client_id
-        WHERE g.user_id = ? AND g.expires_at > ? AND g.revoked_at IS NULL ORDER BY g.created_at DESC, g.rowid DESC`,
-    ),
-    insertCode: db.prepare(
-      `INSERT INTO oauth_authorization_codes (code_hash, grant_id, client_id, user_id, redirect_uri, scope, resource,
-         code_challenge, code_challenge_method, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    ),
-    findCode: db.prepare('SELECT * FROM oauth_authorization_codes WHERE code_hash = ? AND expires_at > ?'),
-    markCodeUsed: db.prepare(
-      'UPDATE oauth_authorization_codes SET used_at = ? WHERE code_hash = ? AND used_at IS NULL',
-    ),
-    insertToken: db.prepare(
-      `INSERT INTO oauth_refresh_tokens (token_hash, grant_id, client_id, parent_hash, issued_at, expires_at)
-         VALUES (?, ?, ?, ?, ?, ?)`,
-    ),
-    findToken: db.prepare('SELECT * FROM oauth_refresh_tokens WHERE token_hash = ? AND expires_at > ?'),
-    findTokenWithGrant: db.prepare(
-      `SELECT t.*, g.revoked_at FROM oauth_refresh_tokens t JOIN oauth_grants g ON g.grant_id = t.grant_id
-        WHERE t.token_hash = ? AND t.expires_at > ?`,
-    ),
-    markLatest: db.prepare(
-      'UPDATE oauth_grants SET latest_token_hash = ?, latest_used_at = ?, last_used_at = ? WHERE grant_id = ?',
-    ),
-    markUsed: db.prepare('UPDATE oauth_grants SET last_used_at = ? WHERE grant_id = ?'),
-    purgeCodes: db.prepare(
-      `DELETE FROM oauth_authorization_codes
-        WHERE rowid IN (SELECT rowid FROM oauth_authorization_codes WHERE expires_at <= ? LIMIT ?)`,
-    ),
-    expiredGrants: db.prepare('SELECT grant_id FROM oauth_grants WHERE expires_at <= ? LIMIT ?'),
-    deleteGrantTokens: db.prepare(
-      'DELETE FROM oauth_refresh_tokens WHERE token_hash > ? AND token_hash < ? AND grant_id = ?',
-    ),
-    deleteUnkeyedGrantTokens: db.prepare(
-      "DELETE FROM oauth_refresh_tokens WHERE grant_id = ? AND instr(token_hash, '.') = 0",
-    ),
-    deleteGrant: db.prepare('DELETE FROM oauth_grants WHERE grant_id = ?'),
-  };
+export function prepareStatements(db: Database): Record<keyof typeof SQL, Statement> {
+  const entries = Object.entries(SQL).map(([name, sql]) => [name, db.prepare(sql)]);
+  return Object.fromEntries(entries) as Record<keyof typeof SQL, Statement>;
 }
