@@ -83,6 +83,16 @@ const migrations = (s: string): readonly string[] => [
   DROP INDEX ${s}.oauth_refresh_tokens_parent;
   ALTER TABLE ${s}.oauth_refresh_tokens DROP COLUMN used_at, DROP COLUMN superseded_at, DROP COLUMN revoked_at;
   `,
+  // 5: single-use client assertions (private_key_jwt, RFC 7523 §3), shared by every instance.
+  `
+  CREATE TABLE ${s}.oauth_client_assertions (
+    client_id TEXT NOT NULL,
+    jti TEXT NOT NULL,
+    expires_at BIGINT NOT NULL,
+    PRIMARY KEY (client_id, jti)
+  );
+  CREATE INDEX oauth_client_assertions_expiry ON ${s}.oauth_client_assertions (expires_at);
+  `,
 ];
 
 /**

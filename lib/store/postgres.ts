@@ -4,7 +4,7 @@ import type { Pool, PoolClient, PoolConfig, QueryResultRow } from 'pg';
 import { migratePostgres } from './postgres-schema';
 import { decideRotation } from './rotation';
 import { mapRow, toClient, toCode, toGrant, toToken, type Row } from './rows';
-import type { GrantWithClient, OAuthStore, RotateRefreshTokenResult } from './types';
+import type { ClientRecord, GrantWithClient, OAuthStore, RotateRefreshTokenResult } from './types';
 
 /** Options of createPostgresStore. */
 export interface PostgresStoreOptions {
@@ -130,6 +130,25 @@ export function createPostgresStore(
   const revokeGrantSql = `WITH g AS (UPDATE ${t('oauth_grants')} SET revoked_at = $2 WHERE grant_id = $1 AND revoked_at IS NULL RETURNING grant_id)
     SELECT count(*)::int AS revoked FROM g`;
 
+  const saveClient = async (c: ClientRecord, onConflict: string) => {
+    await query(
+      `INSERT INTO ${t('oauth_clients')} (client_id, client_secret_hash, client_name, redirect_uris, grant_types, response_types,
+         token_endpoint_auth_method, scope, metadata, issued_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ${onConflict}`,
+      [
+        c.clientId,
+        c.clientSecretHash,
+        c.clientName,
+        JSON.stringify(c.redirectUris),
+        JSON.stringify(c.grantTypes),
+        JSON.stringify(c.responseTypes),
+        c.tokenEndpointAuthMethod,
+        c.scope,
+        JSON.stringify(c.metadata ?? {}),
+        c.issuedAt,
+      ],
+    );
+  };
+
   return {
     pool,
     ready,
@@ -138,26 +157,26 @@ export function createPostgresStore(
       if (ownsPool) await pool.end();
     },
 
-    async registerClient(c) {
-      await query(
-        `INSERT INTO ${t('oauth_clients')} (client_id, client_secret_hash, client_name, redirect_uris, grant_types, response_types,
-           token_endpoint_auth_method, scope, metadata, issued_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
-        [
-          c.clientId,
-          c.clientSecretHash,
-          c.clientName,
-          JSON.stringify(c.redirectUris),
-          JSON.stringify(c.grantTypes),
-          JSON.stringify(c.responseTypes),
-          c.tokenEndpointAuthMethod,
-          c.scope,
-          JSON.stringify(c.metadata ?? {}),
-          c.issuedAt,
-        ],
-      );
-    },
+    registerClient: (client) => saveClient(client, ''),
     findClient: async (clientId) =>
       mapRow(await one(`SELECT * FROM ${t('oauth_clients')} WHERE client_id = $1`, [clientId]), toClient),
+    saveClientDocument: (client) =>
+      saveClient(
+        client,
+        `ON CONFLICT (client_id) DO UPDATE SET client_secret_hash = excluded.client_secret_hash,
+         client_name = excluded.client_name, redirect_uris = excluded.redirect_uris, grant_types = excluded.grant_types,
+         response_types = excluded.response_types, token_endpoint_auth_method = excluded.token_endpoint_auth_method,
+         scope = excluded.scope, metadata = excluded.metadata, issued_at = excluded.issued_at`,
+      ),
+    // One statement: the primary key decides between concurrent callers on every instance. An expired entry may be
+    // taken over, as its assertion can no longer be accepted anyway.
+    useAssertionId: async (clientId, jti, expiresAt) =>
+      (await one(
+        `INSERT INTO ${t('oauth_client_assertions')} (client_id, jti, expires_at) VALUES ($1, $2, $3)
+         ON CONFLICT (client_id, jti) DO UPDATE SET expires_at = excluded.expires_at
+         WHERE ${t('oauth_client_assertions')}.expires_at <= $4 RETURNING 1`,
+        [clientId, jti, expiresAt, now()],
+      )) !== undefined,
 
     async createGrant(g) {
       await query(
@@ -331,7 +350,7 @@ export function createPostgresStore(
     async purgeExpired(batchSize = 500) {
       const at = now();
       let removed = 0;
-      for (const table of ['oauth_authorization_codes', 'oauth_grants']) {
+      for (const table of ['oauth_authorization_codes', 'oauth_grants', 'oauth_client_assertions']) {
         const result = await query(
           `DELETE FROM ${t(table)} WHERE ctid IN (SELECT ctid FROM ${t(table)} WHERE expires_at <= $1 LIMIT $2)`,
           [at, batchSize],

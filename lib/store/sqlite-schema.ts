@@ -133,6 +133,16 @@ const MIGRATIONS: readonly string[] = [
   ALTER TABLE oauth_refresh_tokens_v4 RENAME TO oauth_refresh_tokens;
   CREATE INDEX oauth_refresh_tokens_unkeyed ON oauth_refresh_tokens (grant_id) WHERE instr(token_hash, '.') = 0;
   `,
+  // 5: single-use client assertions (private_key_jwt, RFC 7523 §3).
+  `
+  CREATE TABLE oauth_client_assertions (
+    client_id TEXT NOT NULL,
+    jti TEXT NOT NULL,
+    expires_at INTEGER NOT NULL,
+    PRIMARY KEY (client_id, jti)
+  ) STRICT, WITHOUT ROWID;
+  CREATE INDEX oauth_client_assertions_expiry ON oauth_client_assertions (expires_at);
+  `,
 ];
 
 /** The schema version this code expects. */

@@ -19,6 +19,18 @@ const SQL = {
   insertClient: `INSERT INTO oauth_clients (client_id, client_secret_hash, client_name, redirect_uris, grant_types,
          response_types, token_endpoint_auth_method, scope, metadata, issued_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   findClient: 'SELECT * FROM oauth_clients WHERE client_id = ?',
+  saveClientDocument: `INSERT INTO oauth_clients (client_id, client_secret_hash, client_name, redirect_uris, grant_types,
+         response_types, token_endpoint_auth_method, scope, metadata, issued_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+         ON CONFLICT (client_id) DO UPDATE SET client_secret_hash = excluded.client_secret_hash,
+         client_name = excluded.client_name, redirect_uris = excluded.redirect_uris, grant_types = excluded.grant_types,
+         response_types = excluded.response_types, token_endpoint_auth_method = excluded.token_endpoint_auth_method,
+         scope = excluded.scope, metadata = excluded.metadata, issued_at = excluded.issued_at`,
+  // An expired entry may be taken over: its assertion can no longer be accepted anyway.
+  useAssertionId: `INSERT INTO oauth_client_assertions (client_id, jti, expires_at) VALUES (?, ?, ?)
+         ON CONFLICT (client_id, jti) DO UPDATE SET expires_at = excluded.expires_at
+         WHERE oauth_client_assertions.expires_at <= ?`,
+  purgeAssertions: `DELETE FROM oauth_client_assertions WHERE (client_id, jti) IN
+         (SELECT client_id, jti FROM oauth_client_assertions WHERE expires_at <= ? LIMIT ?)`,
   insertGrant: `INSERT INTO oauth_grants (grant_id, client_id, user_id, scope, resource, created_at, expires_at, last_used_at,
          revoked_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   findGrant: 'SELECT * FROM oauth_grants WHERE grant_id = ? AND expires_at > ?',

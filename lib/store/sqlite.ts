@@ -5,7 +5,7 @@ import { decideRotation } from './rotation';
 import { migrateSqlite } from './sqlite-schema';
 import { prepareStatements } from './sqlite-statements';
 import { mapRow, toClient, toCode, toGrant, toToken, type Row } from './rows';
-import type { GrantWithClient, OAuthStore, RotateRefreshTokenResult } from './types';
+import type { ClientRecord, GrantWithClient, OAuthStore, RotateRefreshTokenResult } from './types';
 
 /** Options of createSqliteStore. */
 export interface SqliteStoreOptions {
@@ -115,6 +115,7 @@ export function createSqliteStore(
   // partial index) and, by cascade, its codes.
   const purge = db.transaction((batchSize: number, at: number) => {
     let removed = sql.purgeCodes.run(at, batchSize).changes;
+    removed += sql.purgeAssertions.run(at, batchSize).changes;
     for (const { grant_id: grantId } of sql.expiredGrants.all(at, batchSize) as Array<{ grant_id: string }>) {
       const [lower, upper] = grantKeyRange(grantId);
       sql.deleteGrantTokens.run(lower, upper, grantId);
@@ -124,27 +125,32 @@ export function createSqliteStore(
     return removed;
   });
 
+  const saveClient = (statement: (typeof sql)['insertClient'], client: ClientRecord) => {
+    statement.run(
+      client.clientId,
+      client.clientSecretHash,
+      client.clientName,
+      JSON.stringify(client.redirectUris),
+      JSON.stringify(client.grantTypes),
+      JSON.stringify(client.responseTypes),
+      client.tokenEndpointAuthMethod,
+      client.scope,
+      JSON.stringify(client.metadata ?? {}),
+      client.issuedAt,
+    );
+  };
+
   return {
     database: db,
     close: () => {
       if (ownsDatabase && db.open) db.close();
     },
 
-    registerClient(client) {
-      sql.insertClient.run(
-        client.clientId,
-        client.clientSecretHash,
-        client.clientName,
-        JSON.stringify(client.redirectUris),
-        JSON.stringify(client.grantTypes),
-        JSON.stringify(client.responseTypes),
-        client.tokenEndpointAuthMethod,
-        client.scope,
-        JSON.stringify(client.metadata ?? {}),
-        client.issuedAt,
-      );
-    },
+    registerClient: (client) => saveClient(sql.insertClient, client),
     findClient: (clientId) => mapRow(sql.findClient.get(clientId), toClient),
+    saveClientDocument: (client) => saveClient(sql.saveClientDocument, client),
+    useAssertionId: (clientId, jti, expiresAt) =>
+      sql.useAssertionId.run(clientId, jti, expiresAt, now()).changes === 1,
 
     createGrant(grant) {
       sql.insertGrant.run(

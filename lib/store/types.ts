@@ -8,13 +8,20 @@ import type { SecretHash } from '../crypto/secrets';
 /** A value, or a promise of it. */
 export type MaybePromise<T> = T | Promise<T>;
 
-/** How a client authenticates at the token endpoint (RFC 7591 §2). */
-export type TokenEndpointAuthMethod = 'client_secret_basic' | 'client_secret_post' | 'none';
+/**
+ * How a client authenticates at the token endpoint (RFC 7591 §2): with a shared secret, with a JWT signed by a key
+ * of its JWKS (`private_key_jwt`, RFC 7523 §2.2), or not at all (a public client).
+ */
+export type TokenEndpointAuthMethod = 'client_secret_basic' | 'client_secret_post' | 'none' | 'private_key_jwt';
 
-/** A registered client (RFC 7591). Clients never expire. */
+/**
+ * A client: registered dynamically (RFC 7591; never expires, never changes), or described by a Client ID Metadata
+ * Document (its client_id is the document's https URL; the library fetches the document and saves its latest
+ * validated copy with saveClientDocument, so that grants can name the client).
+ */
 export interface ClientRecord {
   clientId: string;
-  /** SHA-256 of the client secret; null for a public client (token_endpoint_auth_method "none"). */
+  /** SHA-256 of the client secret; null unless the client authenticates with a secret. */
   clientSecretHash: SecretHash | null;
   clientName: string | null;
   redirectUris: string[];
@@ -23,7 +30,7 @@ export interface ClientRecord {
   tokenEndpointAuthMethod: TokenEndpointAuthMethod;
   /** Space-separated scopes the client may ask for. */
   scope: string;
-  /** Other registered metadata (client_uri, logo_uri, contacts, ...), kept to be echoed back. */
+  /** Other metadata (client_uri, logo_uri, contacts, jwks_uri, jwks, ...), kept to be echoed back. */
   metadata: Record<string, unknown>;
   /** Milliseconds since the epoch. */
   issuedAt: number;
@@ -121,6 +128,17 @@ export interface OAuthStore {
   registerClient(client: ClientRecord): MaybePromise<void>;
   /** The client with this id, or undefined. */
   findClient(clientId: string): MaybePromise<ClientRecord | undefined>;
+  /**
+   * Saves the validated copy of a Client ID Metadata Document as a client (client_id = the document's URL),
+   * replacing the previous copy: documents change, and the library saves the newest one it fetched.
+   */
+  saveClientDocument(client: ClientRecord): MaybePromise<void>;
+  /**
+   * Records the `jti` of a client's JWT assertion (RFC 7523 §3, item 7) until `expiresAt`. Atomic: true for the
+   * first call with this (clientId, jti), false for every later one while the first is unexpired, whatever the
+   * connection or instance. This is what makes an assertion single-use across instances.
+   */
+  useAssertionId(clientId: string, jti: string, expiresAt: number): MaybePromise<boolean>;
 
   /** Saves a new grant. */
   createGrant(grant: GrantRecord): MaybePromise<void>;
@@ -155,8 +173,8 @@ export interface OAuthStore {
   rotateRefreshToken(input: RotateRefreshTokenInput): MaybePromise<RotateRefreshTokenResult>;
 
   /**
-   * Deletes up to `batchSize` expired codes and expired grants (each grant with its refresh tokens, which expire
-   * with it); returns how many rows it deleted itself (codes removed with their grant are not counted). Call again
+   * Deletes up to `batchSize` expired codes, expired grants (each grant with its refresh tokens, which expire
+   * with it) and expired assertion ids; returns how many rows it deleted itself (codes removed with their grant are not counted). Call again
    * until it returns 0.
    */
   purgeExpired(batchSize?: number): MaybePromise<number>;

@@ -6,7 +6,13 @@ import type { FakeClock } from '../helpers/clock';
 import { DATABASE_URL } from '../helpers/services';
 import type { StoreHarness } from './harness';
 
-const TABLES = ['oauth_clients', 'oauth_grants', 'oauth_authorization_codes', 'oauth_refresh_tokens'];
+const TABLES = [
+  'oauth_clients',
+  'oauth_grants',
+  'oauth_authorization_codes',
+  'oauth_refresh_tokens',
+  'oauth_client_assertions',
+];
 
 export async function createPostgresHarness(clock: FakeClock): Promise<StoreHarness> {
   const schema = `contract_${randomBytes(6).toString('hex')}`;

@@ -77,6 +77,73 @@ export function describeStoreContract(name: string, factory: StoreFactory): void
       });
     });
 
+    describe('client metadata documents', () => {
+      const url = 'https://app.example/oauth/client.json';
+
+      test('a document is saved as a client and replaced by its newer copy', async () => {
+        const first = clientRecord({
+          clientId: url,
+          clientSecretHash: null,
+          tokenEndpointAuthMethod: 'none',
+          metadata: { client_uri: 'https://app.example' },
+        });
+        await store.saveClientDocument(first);
+        expect(await store.findClient(url)).toEqual(first);
+        const second = {
+          ...first,
+          clientName: 'Renamed',
+          redirectUris: ['http://127.0.0.1/callback'],
+          tokenEndpointAuthMethod: 'private_key_jwt' as const,
+          metadata: { jwks_uri: 'https://app.example/jwks.json' },
+          issuedAt: 5,
+        };
+        await store.saveClientDocument(second);
+        expect(await store.findClient(url)).toEqual(second);
+      });
+
+      test('a grant of a document client keeps working when the document changes', async () => {
+        const client = clientRecord({ clientId: url, clientSecretHash: null, tokenEndpointAuthMethod: 'none' });
+        await store.saveClientDocument(client);
+        const grant = grantRecord(clock.now(), { clientId: url });
+        await store.createGrant(grant);
+        await store.saveClientDocument({ ...client, clientName: 'New name' });
+        expect(await store.isGrantActive(grant.grantId)).toBe(true);
+        expect((await store.listActiveGrants(grant.userId))[0]).toMatchObject({ clientName: 'New name' });
+      });
+    });
+
+    describe('client assertion ids', () => {
+      test('a jti is accepted once per client while it lives, then may be taken again', async () => {
+        const expiresAt = clock.now() + MINUTE;
+        expect(await store.useAssertionId('client-a', 'jti-1', expiresAt)).toBe(true);
+        expect(await store.useAssertionId('client-a', 'jti-1', expiresAt)).toBe(false);
+        // Another client's identical jti is its own.
+        expect(await store.useAssertionId('client-b', 'jti-1', expiresAt)).toBe(true);
+        clock.advance(MINUTE);
+        expect(await store.useAssertionId('client-a', 'jti-1', clock.now() + MINUTE)).toBe(true);
+      });
+
+      test('a replayed assertion raced over many connections is accepted exactly once', async () => {
+        const calls = Array.from({ length: 16 }, () => ({
+          method: 'useAssertionId' as const,
+          args: ['client-a', 'raced-jti', clock.now() + MINUTE],
+        }));
+        const outcomes = await harness.race(calls);
+        expect(outcomes.filter((outcome) => outcome === true)).toHaveLength(1);
+        expect(outcomes.filter((outcome) => outcome === false)).toHaveLength(15);
+      });
+
+      test('expired assertion ids are purged', async () => {
+        await store.useAssertionId('client-a', 'old', clock.now() + MINUTE);
+        await store.useAssertionId('client-a', 'live', clock.now() + 10 * MINUTE);
+        clock.advance(2 * MINUTE);
+        let total = 0;
+        for (let removed = -1; removed !== 0;) total += removed = await store.purgeExpired(10);
+        expect(total).toBe(1);
+        expect(await store.useAssertionId('client-a', 'live', clock.now() + MINUTE)).toBe(false);
+      });
+    });
+
     describe('grants', () => {
       test('a new grant is found and active', async () => {
         const grant = await newGrant();
