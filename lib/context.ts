@@ -1,5 +1,7 @@
 // What every handler shares: the store, the signer, the parsed config and the browser-side helpers.
 import type { Request, RequestHandler, Response } from 'express';
+import { isClientIdUrl } from './cimd/client-document';
+import type { ClientDocumentResolver, ClientKey } from './cimd/resolver';
 import type { Sealer } from './crypto/seal';
 import type { JwtSigner } from './crypto/signer';
 import type { OAuthConfig } from './options';
@@ -16,18 +18,29 @@ export interface OAuthContext {
   pages: Pages;
   /** Revokes a grant in the store and forgets it in this process at once. */
   revokeGrant(grantId: string): Promise<boolean>;
-  /** A registered client, from memory when it was looked up before: clients never change once registered. */
+  /**
+   * The client with this id: a registered one (from memory when looked up before: registrations never change), or
+   * the one a metadata document URL describes (fetched, validated and cached; invalid_client when that fails).
+   */
   findClient(clientId: string): Promise<ClientRecord | undefined>;
+  /** A private_key_jwt client's public keys (its jwks, or its jwks_uri fetched and cached). */
+  clientKeys(client: ClientRecord, options?: { refetch?: boolean }): Promise<ClientKey[]>;
 }
 
 const MAX_CLIENTS = 10_000;
 
-/** The store's findClient with a bounded memory in front (registrations are immutable; unknown ids are not kept). */
-export function cachedClientLookup(
+/**
+ * Finds clients: a URL goes to the metadata document resolver (or finds nothing when documents are off; a stored
+ * copy is never trusted in its place), any other id to the store, with a bounded memory in front (registrations
+ * are immutable; unknown ids are not kept).
+ */
+export function createClientLookup(
   store: OAuthStore,
+  documents: ClientDocumentResolver | undefined,
 ): (clientId: string) => Promise<ClientRecord | undefined> {
   const known = new Map<string, ClientRecord>();
   return async (clientId) => {
+    if (isClientIdUrl(clientId)) return documents?.findClient(clientId);
     const cached = known.get(clientId);
     if (cached) return cached;
     const client = await store.findClient(clientId);

@@ -8,6 +8,11 @@ import type { MaybePromise } from './store/types';
 import { DEFAULT_SCOPES, type ScopeCatalogue } from './util/scopes';
 import { parseRateLimits, type RateLimitConfig, type RateLimitOptions } from './rate-limit-options';
 import type { BearerCacheOptions } from './middleware/bearer-cache';
+import {
+  parseClientDocumentOptions,
+  type ClientDocumentConfig,
+  type ClientMetadataDocumentOptions,
+} from './cimd/options';
 
 /** A signed-in user, as the host app describes it. */
 export interface OAuthUser {
@@ -67,6 +72,11 @@ export interface OAuthRouterOptions {
   onError?: (error: unknown, req: Request) => void;
   /** The bearer check's memory: verified tokens, and how long a grant's "active" state is trusted. */
   cache?: BearerCacheOptions;
+  /**
+   * Client ID Metadata Documents (https URLs as client_id), on by default, and how documents and clients' jwks_uri
+   * are fetched: only from globally reachable addresses, https, no redirects, 5 KB, 5 s.
+   */
+  clientMetadataDocuments?: ClientMetadataDocumentOptions;
 }
 
 /** The parsed configuration the handlers use. */
@@ -91,6 +101,7 @@ export interface OAuthConfig {
   now: () => number;
   onError: (error: unknown, req: Request) => void;
   cache: Required<BearerCacheOptions>;
+  clientDocuments: ClientDocumentConfig;
 }
 
 export type { RateLimitOptions, Store as RateLimitStore };
@@ -233,5 +244,6 @@ export function parseOptions(options: OAuthRouterOptions): OAuthConfig {
     now: options.now ?? Date.now,
     onError: options.onError ?? ((error) => console.error('express-mcp-oauth: unexpected error', error)),
     cache,
+    clientDocuments: parseClientDocumentOptions(options.clientMetadataDocuments, fail),
   };
 }

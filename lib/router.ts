@@ -1,6 +1,8 @@
 // createOAuthRouter: parses the options once, builds every endpoint and mounts them on one Express router.
 import express, { type RequestHandler, type Router } from 'express';
-import { cachedClientLookup, type OAuthContext } from './context';
+import { createClientDocumentResolver } from './cimd/resolver';
+import { createSafeFetcher, systemResolveHost } from './cimd/safe-fetch';
+import { createClientLookup, type OAuthContext } from './context';
 import { createSealer } from './crypto/seal';
 import type { JwtSigner } from './crypto/signer';
 import { authorizePageHandler, decisionHandler, signInHandler } from './handlers/authorize';
@@ -17,6 +19,7 @@ import { allowMethods } from './middleware/allowed-methods';
 import { createRequireBearer, type RequireBearerOptions } from './middleware/bearer';
 import { createBearerCache } from './middleware/bearer-cache';
 import { openCors } from './middleware/cors';
+import { OAuthError } from './errors';
 import { createErrorHandler } from './middleware/error-handler';
 import { createRateLimiters } from './middleware/rate-limits';
 import { parseOptions, type OAuthConfig, type OAuthRouterOptions } from './options';
@@ -53,6 +56,15 @@ export function createOAuthRouter(
   const sealer = createSealer(config.secret, config.now);
   const pages = createPages(config);
   const cache = createBearerCache(store, config.cache, config.now);
+  const fetchSettings = config.clientDocuments;
+  const fetcher = createSafeFetcher({
+    allowLoopback: fetchSettings.allowLoopback,
+    timeoutMs: fetchSettings.timeoutMs,
+    ca: fetchSettings.ca,
+    resolveHost: fetchSettings.resolveHost ?? systemResolveHost,
+  });
+  // The resolver also fetches the jwks_uri of registered private_key_jwt clients, so it exists either way.
+  const resolver = createClientDocumentResolver(fetchSettings, fetcher, store, config.scopeNames, config.now);
   const ctx: OAuthContext = {
     store,
     signer,
@@ -60,7 +72,8 @@ export function createOAuthRouter(
     sealer,
     pages,
     session: createBrowserSession(config, sealer),
-    findClient: cachedClientLookup(store),
+    findClient: createClientLookup(store, fetchSettings.enabled ? resolver : undefined),
+    clientKeys: (client, options) => resolver.clientKeys(client, options),
     revokeGrant: async (grantId) => {
       // This process refuses the grant's tokens from now on, before the store has even answered.
       cache.forgetGrant(grantId);
@@ -70,6 +83,16 @@ export function createOAuthRouter(
   const limits = createRateLimiters(config);
   const json = express.json({ limit: BODY_LIMIT, type: ['application/json', 'application/*+json'] });
   const form = express.urlencoded({ extended: false, limit: BODY_LIMIT, parameterLimit: 50 });
+  // RFC 7591 §3.2.2: registration metadata that cannot be read is invalid_client_metadata, not invalid_request.
+  const registrationJson: express.RequestHandler = function parseRegistrationJson(req, res, next) {
+    json(req, res, (error?: { type?: string }) =>
+      next(
+        error?.type === 'entity.parse.failed'
+          ? new OAuthError('invalid_client_metadata', 'The client metadata is not valid JSON.')
+          : error,
+      ),
+    );
+  };
   const errorHandler = createErrorHandler(config, pages);
 
   // Public documents: GET with open CORS (set by the document handler itself, one step less on a hot path),
@@ -109,7 +132,7 @@ export function createOAuthRouter(
   router
     .route('/v1/oauth/register')
     .all(openCors(['POST']))
-    .post(limits.register, json, registerHandler(ctx))
+    .post(limits.register, registrationJson, registerHandler(ctx))
     .all(allowMethods(['POST']));
   router
     .route('/v1/oauth/authorize')

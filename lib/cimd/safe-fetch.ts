@@ -44,7 +44,8 @@ export interface SafeFetcher {
   getJson(url: string, limits: { maxBytes: number; contentTypes: readonly string[] }): Promise<FetchedJson>;
 }
 
-export const systemResolveHost: ResolveHost = (hostname) => dnsLookup(hostname, { all: true, verbatim: true });
+export const systemResolveHost: ResolveHost = (hostname) =>
+  dnsLookup(hostname, { all: true, verbatim: true });
 
 export function createSafeFetcher(options: SafeFetchOptions): SafeFetcher {
   const refuse = (message: string) => new FetchRefusedError(message);
@@ -143,7 +144,10 @@ export function createSafeFetcher(options: SafeFetchOptions): SafeFetcher {
           chunks.push(chunk as Buffer);
         }
         try {
-          return { body: JSON.parse(Buffer.concat(chunks).toString('utf8')), cacheControl: header('cache-control') };
+          return {
+            body: JSON.parse(Buffer.concat(chunks).toString('utf8')),
+            cacheControl: header('cache-control'),
+          };
         } catch {
           throw refuse('it is not valid JSON');
         }

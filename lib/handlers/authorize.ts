@@ -1,5 +1,6 @@
 // The authorization endpoint (RFC 6749 §4.1): the sign-in page, the consent page, and the two forms behind them.
 import type { Request, RequestHandler, Response } from 'express';
+import { describeClient } from '../cimd/client-document';
 import { handle, type OAuthContext } from '../context';
 import { timeOrderedId } from '../crypto/time-ordered-id';
 import { hashSecret, randomSecret } from '../crypto/secrets';
@@ -7,7 +8,7 @@ import { OAuthError } from '../errors';
 import { clientRedirect, type RedirectTarget } from '../middleware/error-handler';
 import type { OAuthUser } from '../options';
 import { readParam } from '../util/params';
-import { formActionSource } from '../util/redirect-uri';
+import { formActionSource, isLoopbackRedirect } from '../util/redirect-uri';
 import { validateAuthorizationRequest, type AuthorizationRequest } from './authorization-request';
 
 const SIGN_IN_FAILED = 'The email or password is incorrect.';
@@ -32,6 +33,7 @@ function renderSignIn(
       ...fields,
       action: `${ctx.config.endpoints.authorization}/sign-in`,
       clientName: request.client.clientName ?? request.client.clientId,
+      client: describeClient(request.client),
       email: extra.email ?? '',
       error: extra.error,
     },
@@ -52,7 +54,10 @@ function renderConsent(
     ...fields,
     action: `${ctx.config.endpoints.authorization}/decision`,
     clientName: request.client.clientName ?? request.client.clientId,
+    client: describeClient(request.client),
     redirectHost: redirect.host || redirect.protocol,
+    // MCP security considerations: a client whose every redirect goes to this computer could be any program on it.
+    localhostOnly: request.client.redirectUris.every(isLoopbackRedirect),
     scopes: request.scopes.map((name) => ({ name, description: ctx.config.scopes[name] ?? name })),
     user,
   });

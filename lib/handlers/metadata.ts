@@ -2,6 +2,7 @@
 // JWKS. Each is serialised once at startup; a request only writes the prepared bytes.
 import type { RequestHandler } from 'express';
 import type { OAuthContext } from '../context';
+import { ASSERTION_ALGORITHMS } from '../crypto/client-assertion';
 
 /** The well-known URL path of a protected resource's metadata (RFC 9728 §3.1): inserted before the path. */
 export function protectedResourceMetadataPath(resource: string): string {
@@ -27,7 +28,8 @@ function jsonDocument(document: unknown, cacheControl: string): RequestHandler {
 
 export function authorizationServerMetadataHandler({ config }: OAuthContext): RequestHandler {
   const { endpoints } = config;
-  const authMethods = ['client_secret_basic', 'client_secret_post', 'none'];
+  const authMethods = ['client_secret_basic', 'client_secret_post', 'private_key_jwt', 'none'];
+  const signingAlgorithms = [...ASSERTION_ALGORITHMS];
   return jsonDocument(
     {
       issuer: config.issuer,
@@ -42,8 +44,12 @@ export function authorizationServerMetadataHandler({ config }: OAuthContext): Re
       grant_types_supported: ['authorization_code', 'refresh_token'],
       code_challenge_methods_supported: ['S256'],
       token_endpoint_auth_methods_supported: authMethods,
+      token_endpoint_auth_signing_alg_values_supported: signingAlgorithms,
       revocation_endpoint_auth_methods_supported: authMethods,
+      revocation_endpoint_auth_signing_alg_values_supported: signingAlgorithms,
       authorization_response_iss_parameter_supported: true,
+      // draft-ietf-oauth-client-id-metadata-document §6: an https URL may be sent as client_id.
+      ...(config.clientDocuments.enabled ? { client_id_metadata_document_supported: true } : {}),
       ...(config.serviceDocumentation ? { service_documentation: config.serviceDocumentation } : {}),
     },
     'public, max-age=3600',

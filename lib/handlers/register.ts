@@ -28,7 +28,8 @@ export function registrationResponse(
 export function registerHandler({ store, config }: OAuthContext): RequestHandler {
   return handle(async (req, res) => {
     const metadata = validateClientMetadata(req.body, config.scopeNames);
-    const confidential = metadata.tokenEndpointAuthMethod !== 'none';
+    // Only the shared-secret methods get a secret; a private_key_jwt client proves itself with its own keys.
+    const confidential = metadata.tokenEndpointAuthMethod.startsWith('client_secret_');
     const clientSecret = confidential ? randomSecret() : undefined;
     const client: ClientRecord = {
       clientId: randomBytes(16).toString('base64url'),

@@ -36,8 +36,9 @@ const findAccessToken: Lookup = async ({ signer, config }, token) => {
 export function revokeHandler(ctx: OAuthContext): RequestHandler {
   return handle(async (req: Request, res) => {
     // Credentials are optional (possession of the refresh token is the proof), but wrong ones are refused.
-    const client: ClientRecord | undefined = await authenticateClient(ctx.findClient, req, {
+    const client: ClientRecord | undefined = await authenticateClient(ctx, req, {
       optional: true,
+      endpoint: ctx.config.endpoints.revocation,
     });
     const token = requireParam(req.body, 'token');
     // RFC 7009 §2.1: the hint only orders the lookups; an unknown hint is ignored.

@@ -24,7 +24,7 @@ const invalidGrant = (description: string) => new OAuthError('invalid_grant', de
 
 export function tokenHandler(ctx: OAuthContext): RequestHandler {
   return handle(async (req, res) => {
-    const client = (await authenticateClient(ctx.findClient, req))!;
+    const client = (await authenticateClient(ctx, req, { endpoint: ctx.config.endpoints.token }))!;
     const grantType = requireParam(req.body, 'grant_type');
     if (grantType !== 'authorization_code' && grantType !== 'refresh_token') {
       throw new OAuthError('unsupported_grant_type', 'Use grant_type authorization_code or refresh_token.');

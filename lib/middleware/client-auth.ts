@@ -1,6 +1,9 @@
 // Client authentication at the token and revocation endpoints (RFC 6749 §2.3): client_secret_basic,
-// client_secret_post, or none for public clients, each exactly as the client registered.
+// client_secret_post, private_key_jwt (RFC 7523 §2.2), or none for public clients, each exactly as the client
+// registered (or as its metadata document says).
 import type { Request } from 'express';
+import type { OAuthContext } from '../context';
+import { assertionSubject, JWT_BEARER_ASSERTION, verifyClientAssertion } from '../crypto/client-assertion';
 import { secretMatchesHash } from '../crypto/secrets';
 import { OAuthError } from '../errors';
 import type { ClientRecord, TokenEndpointAuthMethod } from '../store/types';
@@ -9,17 +12,19 @@ import { readParam } from '../util/params';
 interface PresentedCredentials {
   method: TokenEndpointAuthMethod;
   clientId: string;
-  clientSecret: string | undefined;
+  clientSecret?: string;
+  assertion?: string;
 }
 
 /**
  * The client that made the request, authenticated as it registered. With `optional`, a request that carries no
- * client identification at all yields undefined (RFC 7009 revocation by token possession).
+ * client identification at all yields undefined (RFC 7009 revocation by token possession). `endpoint` is the URL
+ * the request went to, an accepted audience of a client assertion besides the token endpoint and the issuer.
  */
 export async function authenticateClient(
-  findClient: (clientId: string) => Promise<ClientRecord | undefined>,
+  ctx: OAuthContext,
   req: Request,
-  { optional = false } = {},
+  { optional = false, endpoint }: { optional?: boolean; endpoint: string },
 ): Promise<ClientRecord | undefined> {
   const presented = readCredentials(req);
   if (!presented) {
@@ -37,14 +42,22 @@ export async function authenticateClient(
       basic ? { headers: { 'WWW-Authenticate': 'Basic realm="oauth"' } } : {},
     );
 
-  const client = await findClient(presented.clientId);
+  const client = await ctx.findClient(presented.clientId);
   if (!client) throw failure('Client authentication failed.');
   if (client.tokenEndpointAuthMethod !== presented.method) {
     throw failure(
       `This client registered token_endpoint_auth_method ${client.tokenEndpointAuthMethod}; authenticate that way.`,
     );
   }
-  if (presented.method !== 'none') {
+  if (presented.method === 'private_key_jwt') {
+    const { config } = ctx;
+    await verifyClientAssertion(presented.assertion!, client, {
+      keys: (refetch) => ctx.clientKeys(client, { refetch }),
+      audiences: [...new Set([config.endpoints.token, config.issuer, endpoint])],
+      now: config.now,
+      useAssertionId: (clientId, jti, expiresAt) => ctx.store.useAssertionId(clientId, jti, expiresAt),
+    });
+  } else if (presented.method !== 'none') {
     // The stored value is a SHA-256 hash; the comparison of hashes takes constant time.
     if (
       !client.clientSecretHash ||
@@ -60,6 +73,26 @@ function readCredentials(req: Request): PresentedCredentials | undefined {
   const header = req.headers.authorization;
   const bodyId = readParam(req.body, 'client_id');
   const bodySecret = readParam(req.body, 'client_secret');
+  const assertionType = readParam(req.body, 'client_assertion_type');
+  const assertion = readParam(req.body, 'client_assertion');
+  if (assertionType !== undefined || assertion !== undefined) {
+    // RFC 6749 §2.3: a client MUST NOT use more than one authentication method in a request.
+    if (bodySecret !== undefined || (header !== undefined && /^basic /i.test(header)))
+      throw new OAuthError(
+        'invalid_request',
+        'Authenticate with a client assertion or a client secret, not both.',
+      );
+    if (assertionType !== JWT_BEARER_ASSERTION)
+      throw new OAuthError('invalid_request', `client_assertion_type must be ${JWT_BEARER_ASSERTION}.`);
+    if (assertion === undefined) throw new OAuthError('invalid_request', 'client_assertion is missing.');
+    // RFC 7523 §3: the assertion's sub is the client_id; a client_id sent beside it must agree.
+    const subject = assertionSubject(assertion);
+    if (!subject)
+      throw new OAuthError('invalid_client', 'The client assertion is not a JWT with a sub claim.');
+    if (bodyId !== undefined && bodyId !== subject)
+      throw new OAuthError('invalid_client', 'The client assertion is about another client than client_id.');
+    return { method: 'private_key_jwt', clientId: subject, assertion };
+  }
   if (header !== undefined && /^basic /i.test(header)) {
     // RFC 6749 §2.3: a client MUST NOT use more than one authentication method in a request.
     if (bodySecret !== undefined) {

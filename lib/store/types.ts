@@ -12,7 +12,8 @@ export type MaybePromise<T> = T | Promise<T>;
  * How a client authenticates at the token endpoint (RFC 7591 §2): with a shared secret, with a JWT signed by a key
  * of its JWKS (`private_key_jwt`, RFC 7523 §2.2), or not at all (a public client).
  */
-export type TokenEndpointAuthMethod = 'client_secret_basic' | 'client_secret_post' | 'none' | 'private_key_jwt';
+export type TokenEndpointAuthMethod =
+  'client_secret_basic' | 'client_secret_post' | 'none' | 'private_key_jwt';
 
 /**
  * A client: registered dynamically (RFC 7591; never expires, never changes), or described by a Client ID Metadata

@@ -51,6 +51,11 @@ function isLoopback(url: URL): boolean {
   return url.protocol === 'http:' && LOOPBACK_HOSTS.has(url.hostname);
 }
 
+/** Whether a redirect URI leads to this computer (http on a loopback host). */
+export function isLoopbackRedirect(uri: string): boolean {
+  return URL.canParse(uri) && isLoopback(new URL(uri));
+}
+
 /**
  * The registered URI that `requested` matches, or undefined. Matching is exact string comparison, except that for
  * an http loopback URI the port may differ: native apps open an ephemeral port at the time of the request.

@@ -25,15 +25,60 @@ export function testCa(): TestCa {
   const dir = mkdtempSync(join(tmpdir(), 'mcp-oauth-ca-'));
   const path = (name: string) => join(dir, name);
   const openssl = (...args: string[]) => execFileSync('openssl', args, { stdio: 'pipe' });
-  openssl('req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-days', '2',
-    '-subj', '/CN=express-mcp-oauth test CA', '-keyout', path('ca.key'), '-out', path('ca.pem'),
-    '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign');
-  openssl('req', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-subj', '/CN=localhost',
-    '-keyout', path('server.key'), '-out', path('server.csr'));
+  openssl(
+    'req',
+    '-x509',
+    '-newkey',
+    'ec',
+    '-pkeyopt',
+    'ec_paramgen_curve:P-256',
+    '-nodes',
+    '-days',
+    '2',
+    '-subj',
+    '/CN=express-mcp-oauth test CA',
+    '-keyout',
+    path('ca.key'),
+    '-out',
+    path('ca.pem'),
+    '-addext',
+    'basicConstraints=critical,CA:TRUE',
+    '-addext',
+    'keyUsage=critical,keyCertSign,cRLSign',
+  );
+  openssl(
+    'req',
+    '-newkey',
+    'ec',
+    '-pkeyopt',
+    'ec_paramgen_curve:P-256',
+    '-nodes',
+    '-subj',
+    '/CN=localhost',
+    '-keyout',
+    path('server.key'),
+    '-out',
+    path('server.csr'),
+  );
   const names = [...TEST_HOSTS.map((host) => `DNS:${host}`), 'IP:127.0.0.1', 'IP:::1'].join(',');
   writeFileSync(path('ext.cnf'), `subjectAltName=${names}\nextendedKeyUsage=serverAuth\n`);
-  openssl('x509', '-req', '-in', path('server.csr'), '-CA', path('ca.pem'), '-CAkey', path('ca.key'),
-    '-CAcreateserial', '-days', '2', '-extfile', path('ext.cnf'), '-out', path('server.pem'));
+  openssl(
+    'x509',
+    '-req',
+    '-in',
+    path('server.csr'),
+    '-CA',
+    path('ca.pem'),
+    '-CAkey',
+    path('ca.key'),
+    '-CAcreateserial',
+    '-days',
+    '2',
+    '-extfile',
+    path('ext.cnf'),
+    '-out',
+    path('server.pem'),
+  );
   made = {
     caPem: readFileSync(path('ca.pem'), 'utf8'),
     caFile: path('ca.pem'),

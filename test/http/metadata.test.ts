@@ -26,9 +26,22 @@ describe('discovery', () => {
       response_modes_supported: ['query'],
       grant_types_supported: ['authorization_code', 'refresh_token'],
       code_challenge_methods_supported: ['S256'],
-      token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
-      revocation_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
+      token_endpoint_auth_methods_supported: [
+        'client_secret_basic',
+        'client_secret_post',
+        'private_key_jwt',
+        'none',
+      ],
+      token_endpoint_auth_signing_alg_values_supported: ['RS256', 'PS256', 'ES256'],
+      revocation_endpoint_auth_methods_supported: [
+        'client_secret_basic',
+        'client_secret_post',
+        'private_key_jwt',
+        'none',
+      ],
+      revocation_endpoint_auth_signing_alg_values_supported: ['RS256', 'PS256', 'ES256'],
       authorization_response_iss_parameter_supported: true,
+      client_id_metadata_document_supported: true,
       service_documentation: 'https://docs.example/mcp',
     });
     expect(res.body.scopes_supported).toHaveLength(15);

@@ -2,6 +2,11 @@
 import request from 'supertest';
 import { hashSecret } from '../../lib/crypto/secrets';
 import { createTestServer, type TestServer } from '../helpers/oauth-app';
+import { generateKeyPairSync } from 'node:crypto';
+
+const pair = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+const publicJwk = { ...pair.publicKey.export({ format: 'jwk' }), kid: 'k1' };
+const privateJwk = pair.privateKey.export({ format: 'jwk' });
 
 describe('POST /v1/oauth/register', () => {
   let server: TestServer;
@@ -104,7 +109,34 @@ describe('POST /v1/oauth/register', () => {
       { redirect_uris: Array.from({ length: 11 }, (_, i) => `https://a.example/${i}`) },
       'invalid_redirect_uri',
     ],
-    ['an unknown auth method', { token_endpoint_auth_method: 'private_key_jwt' }, 'invalid_client_metadata'],
+    ['an unknown auth method', { token_endpoint_auth_method: 'tls_client_auth' }, 'invalid_client_metadata'],
+    [
+      'private_key_jwt without keys',
+      { token_endpoint_auth_method: 'private_key_jwt' },
+      'invalid_client_metadata',
+    ],
+    [
+      'both jwks and jwks_uri',
+      {
+        token_endpoint_auth_method: 'private_key_jwt',
+        jwks: { keys: [] },
+        jwks_uri: 'https://a.example/jwks',
+      },
+      'invalid_client_metadata',
+    ],
+    ['an http jwks_uri', { jwks_uri: 'http://a.example/jwks' }, 'invalid_client_metadata'],
+    ['an empty jwks', { jwks: { keys: [] } }, 'invalid_client_metadata'],
+    [
+      'a symmetric key in jwks',
+      { jwks: { keys: [{ kty: 'oct', k: 'c2VjcmV0' }] } },
+      'invalid_client_metadata',
+    ],
+    ['a private key in jwks', { jwks: { keys: [privateJwk] } }, 'invalid_client_metadata'],
+    [
+      'an unreadable key in jwks',
+      { jwks: { keys: [{ kty: 'EC', crv: 'P-256', x: 'AA', y: 'AA' }] } },
+      'invalid_client_metadata',
+    ],
     ['the implicit grant', { grant_types: ['implicit'] }, 'invalid_client_metadata'],
     [
       'client_credentials',
@@ -123,6 +155,36 @@ describe('POST /v1/oauth/register', () => {
     const res = await register({ redirect_uris: ['https://a.example/cb'], ...fields });
     expect(res.status).toBe(400);
     expect(res.body).toEqual({ error, error_description: expect.any(String) });
+  });
+
+  test('a private_key_jwt client registers its public keys and gets no secret', async () => {
+    const res = await register({
+      redirect_uris: ['https://a.example/cb'],
+      token_endpoint_auth_method: 'private_key_jwt',
+      jwks: { keys: [publicJwk] },
+    });
+    expect(res.status).toBe(201);
+    expect(res.body.client_secret).toBeUndefined();
+    expect(res.body).toMatchObject({
+      token_endpoint_auth_method: 'private_key_jwt',
+      jwks: { keys: [publicJwk] },
+    });
+    const byUri = await register({
+      redirect_uris: ['https://a.example/cb'],
+      token_endpoint_auth_method: 'private_key_jwt',
+      jwks_uri: 'https://a.example/jwks.json',
+    });
+    expect(byUri.status).toBe(201);
+    expect(byUri.body).toMatchObject({ jwks_uri: 'https://a.example/jwks.json' });
+  });
+
+  test('a body that is not valid JSON is invalid_client_metadata (RFC 7591 §3.2.2)', async () => {
+    const res = await request(server.app)
+      .post('/v1/oauth/register')
+      .set('Content-Type', 'application/json')
+      .send('{"redirect_uris": [');
+    expect(res.status).toBe(400);
+    expect(res.body).toEqual({ error: 'invalid_client_metadata', error_description: expect.any(String) });
   });
 
   test.each([

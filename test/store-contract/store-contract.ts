@@ -102,7 +102,11 @@ export function describeStoreContract(name: string, factory: StoreFactory): void
       });
 
       test('a grant of a document client keeps working when the document changes', async () => {
-        const client = clientRecord({ clientId: url, clientSecretHash: null, tokenEndpointAuthMethod: 'none' });
+        const client = clientRecord({
+          clientId: url,
+          clientSecretHash: null,
+          tokenEndpointAuthMethod: 'none',
+        });
         await store.saveClientDocument(client);
         const grant = grantRecord(clock.now(), { clientId: url });
         await store.createGrant(grant);

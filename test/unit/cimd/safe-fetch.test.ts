@@ -54,9 +54,9 @@ describe('safe fetch', () => {
   test('a loopback address is refused unless allowed, and nothing is connected', async () => {
     server.json('/doc.json', { ok: true });
     const spies = spyOnConnections();
-    await expect(fetcher({ allowLoopback: false }).getJson(server.url('/doc.json'), JSON_ONLY)).rejects.toThrow(
-      /127\.0\.0\.1, a loopback address/,
-    );
+    await expect(
+      fetcher({ allowLoopback: false }).getJson(server.url('/doc.json'), JSON_ONLY),
+    ).rejects.toThrow(/127\.0\.0\.1, a loopback address/);
     await expect(
       fetcher({ allowLoopback: false }).getJson(server.url('/doc.json', 'claude.ai.test'), JSON_ONLY),
     ).rejects.toThrow(/loopback/);
@@ -108,9 +108,9 @@ describe('safe fetch', () => {
     await expect(
       fetcher({ allowLoopback: false, resolveHost }).getJson('https://[fd00::1]/doc.json', JSON_ONLY),
     ).rejects.toThrow(/private/);
-    await expect(fetcher({ resolveHost }).getJson('https://169.254.169.254/latest', JSON_ONLY)).rejects.toThrow(
-      /link-local/,
-    );
+    await expect(
+      fetcher({ resolveHost }).getJson('https://169.254.169.254/latest', JSON_ONLY),
+    ).rejects.toThrow(/link-local/);
     expect(resolveHost).not.toHaveBeenCalled();
     for (const spy of spies) expect(spy).not.toHaveBeenCalled();
   });
@@ -136,7 +136,11 @@ describe('safe fetch', () => {
     ['a redirect', { status: 302, headers: { location: 'https://127.0.0.1/other' } }, /redirect/],
     ['a 404', { status: 404 }, /HTTP 404/],
     ['a 500', { status: 500 }, /HTTP 500/],
-    ['HTML', { headers: { 'content-type': 'text/html' }, body: '<html></html>' }, /content type is "text\/html"/],
+    [
+      'HTML',
+      { headers: { 'content-type': 'text/html' }, body: '<html></html>' },
+      /content type is "text\/html"/,
+    ],
     ['invalid JSON', { body: '{"client_id": ' }, /not valid JSON/],
     ['a declared oversize body', { body: { pad: 'x'.repeat(6000) } }, /more than the 5120/],
     [

@@ -48,10 +48,15 @@ describe('special-use addresses', () => {
     expect(specialUseOf(address)).toBe(use);
   });
 
-  test.each(['8.8.8.8', '1.1.1.1', '172.32.0.1', '100.128.0.1', '2606:4700::1111', '::ffff:8.8.8.8', '64:ff9b::808:808'])(
-    '%s is public',
-    (address) => {
-      expect(specialUseOf(address)).toBeUndefined();
-    },
-  );
+  test.each([
+    '8.8.8.8',
+    '1.1.1.1',
+    '172.32.0.1',
+    '100.128.0.1',
+    '2606:4700::1111',
+    '::ffff:8.8.8.8',
+    '64:ff9b::808:808',
+  ])('%s is public', (address) => {
+    expect(specialUseOf(address)).toBeUndefined();
+  });
 });

@@ -1,0 +1,74 @@
+// A memory of fetched documents: each kept as long as its Cache-Control asks, within bounds; concurrent first
+// requests for one URL share one fetch; a failure is never remembered, and it also drops the copy it would have
+// replaced (a document that now fails may have been withdrawn on purpose).
+
+/** What a load brought: the validated value and the Cache-Control header it came with. */
+export interface Loaded<T> {
+  value: T;
+  cacheControl: string | undefined;
+}
+
+export interface FetchCacheOptions<T> {
+  load: (url: string) => Promise<Loaded<T>>;
+  now: () => number;
+  minMs: number;
+  maxMs: number;
+  /** How many URLs are remembered at most; the oldest entry goes first. */
+  maxEntries: number;
+}
+
+export interface FetchCache<T> {
+  /**
+   * The value for `url`: remembered while fresh, else loaded. With `maxAgeMs`, a copy older than that is loaded
+   * again even if still fresh (a key-rotation refetch).
+   */
+  get(url: string, options?: { maxAgeMs?: number }): Promise<{ value: T; fetchedAt: number }>;
+}
+
+/** How long a response may be kept: its max-age, raised to the floor and cut to the ceiling; no-store gets the floor. */
+export function cacheLifetimeMs(cacheControl: string | undefined, minMs: number, maxMs: number): number {
+  const directives = (cacheControl ?? '')
+    .toLowerCase()
+    .split(',')
+    .map((part) => part.trim());
+  if (directives.some((directive) => directive === 'no-store' || directive === 'no-cache')) return minMs;
+  const maxAge = directives.map((directive) => /^max-age=(\d+)$/.exec(directive)?.[1]).find(Boolean);
+  if (maxAge === undefined) return minMs;
+  return Math.min(maxMs, Math.max(minMs, Number(maxAge) * 1000));
+}
+
+export function createFetchCache<T>(options: FetchCacheOptions<T>): FetchCache<T> {
+  const entries = new Map<string, { value: T; fetchedAt: number; freshUntil: number }>();
+  const inFlight = new Map<string, Promise<{ value: T; fetchedAt: number }>>();
+
+  const fetchNow = (url: string) => {
+    const fetchedAt = options.now();
+    const pending = options
+      .load(url)
+      .then(({ value, cacheControl }) => {
+        entries.delete(url);
+        if (entries.size >= options.maxEntries) entries.delete(entries.keys().next().value as string);
+        const freshUntil = fetchedAt + cacheLifetimeMs(cacheControl, options.minMs, options.maxMs);
+        entries.set(url, { value, fetchedAt, freshUntil });
+        return { value, fetchedAt };
+      })
+      .catch((error: unknown) => {
+        entries.delete(url);
+        throw error;
+      })
+      .finally(() => inFlight.delete(url));
+    inFlight.set(url, pending);
+    return pending;
+  };
+
+  return {
+    async get(url, { maxAgeMs } = {}) {
+      const now = options.now();
+      const entry = entries.get(url);
+      const fresh =
+        entry && entry.freshUntil > now && (maxAgeMs === undefined || now - entry.fetchedAt < maxAgeMs);
+      if (fresh) return { value: entry.value, fetchedAt: entry.fetchedAt };
+      return inFlight.get(url) ?? fetchNow(url);
+    },
+  };
+}

@@ -1,0 +1,118 @@
+// private_key_jwt client authentication (RFC 7523 §2.2 and §3, OpenID Connect Core §9): the client signs a short
+// JWT about itself with a key of its JWKS. Everything that could let a forged or replayed assertion pass is
+// checked here: the algorithm (asymmetric only, pinned to the key's type), iss = sub = client_id, the audience,
+// a short expiry, and a jti never accepted twice (through the store, so every instance agrees).
+import jwt from 'jsonwebtoken';
+import type { ClientKey } from '../cimd/resolver';
+import { OAuthError } from '../errors';
+import type { ClientRecord, MaybePromise } from '../store/types';
+
+/** RFC 7523 §2.2: the client_assertion_type of a JWT client assertion. */
+export const JWT_BEARER_ASSERTION = 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer';
+/** The signing algorithms accepted, advertised as token_endpoint_auth_signing_alg_values_supported. */
+export const ASSERTION_ALGORITHMS = ['RS256', 'PS256', 'ES256'] as const;
+/** The longest an assertion may live (exp minus now), skew included: it is meant for one request. */
+const MAX_LIFETIME_SECONDS = 360;
+const CLOCK_TOLERANCE_SECONDS = 30;
+const MAX_JTI_LENGTH = 256;
+
+export interface AssertionChecks {
+  /** The client's keys; `refetch` asks its jwks_uri again (an unknown kid: the client may have rotated). */
+  keys(refetch: boolean): Promise<ClientKey[]>;
+  /** Accepted values of aud: the token endpoint, the issuer, and the endpoint the request went to. */
+  audiences: string[];
+  now: () => number;
+  useAssertionId(clientId: string, jti: string, expiresAt: number): MaybePromise<boolean>;
+}
+
+const refuse = (description: string, cause?: unknown) =>
+  new OAuthError('invalid_client', description, cause === undefined ? {} : { cause });
+
+/** The subject (the client_id) a client assertion claims, read without verifying it, to find the client. */
+export function assertionSubject(assertion: string): string | undefined {
+  const decoded = jwt.decode(assertion, { json: true });
+  return decoded && typeof decoded.sub === 'string' ? decoded.sub : undefined;
+}
+
+/** Which of a client's keys could have signed with `alg`. */
+function keysFor(alg: string, kid: string | undefined, keys: ClientKey[]): ClientKey[] {
+  return keys.filter(
+    (key) =>
+      (kid === undefined || key.kid === kid) &&
+      (key.use === undefined || key.use === 'sig') &&
+      (key.alg === undefined || key.alg === alg) &&
+      (alg === 'ES256' ? key.kty === 'EC' && key.crv === 'P-256' : key.kty === 'RSA'),
+  );
+}
+
+/** Verifies a client assertion for `client`, or throws invalid_client saying what is wrong with it. */
+export async function verifyClientAssertion(
+  assertion: string,
+  client: ClientRecord,
+  checks: AssertionChecks,
+): Promise<void> {
+  const decoded = jwt.decode(assertion, { complete: true });
+  if (!decoded || typeof decoded.payload === 'string') throw refuse('The client assertion is not a JWT.');
+  const { alg, kid } = decoded.header;
+  // RFC 8725 §3.1: the algorithm is chosen here, never by the token; "none" and HMAC (which would take the public
+  // key as a shared secret) are never accepted.
+  if (!(ASSERTION_ALGORITHMS as readonly string[]).includes(alg)) {
+    throw refuse(
+      `The client assertion is signed with ${String(alg).slice(0, 20)}; use ${ASSERTION_ALGORITHMS.join(', ')}.`,
+    );
+  }
+  let candidates = keysFor(alg, kid, await checks.keys(false));
+  if (candidates.length === 0) candidates = keysFor(alg, kid, await checks.keys(true));
+  if (candidates.length === 0) {
+    throw refuse(
+      kid === undefined
+        ? `None of the client's keys can verify an ${alg} signature.`
+        : `The client has no ${alg} key with kid "${String(kid).slice(0, 100)}".`,
+    );
+  }
+
+  const nowSeconds = Math.floor(checks.now() / 1000);
+  let payload: jwt.JwtPayload | undefined;
+  let failure: unknown;
+  for (const candidate of candidates) {
+    try {
+      payload = jwt.verify(assertion, candidate.key, {
+        algorithms: [alg as jwt.Algorithm],
+        issuer: client.clientId,
+        subject: client.clientId,
+        audience: checks.audiences as [string, ...string[]],
+        clockTimestamp: nowSeconds,
+        clockTolerance: CLOCK_TOLERANCE_SECONDS,
+      }) as jwt.JwtPayload;
+      break;
+    } catch (error) {
+      failure = error;
+    }
+  }
+  if (!payload) throw refuse(`The client assertion was refused: ${describe(failure)}.`, failure);
+
+  // RFC 7523 §3: exp is required; a long-lived assertion would be a bearer credential in all but name.
+  if (typeof payload.exp !== 'number') throw refuse('The client assertion has no exp claim.');
+  if (payload.exp > nowSeconds + MAX_LIFETIME_SECONDS) {
+    throw refuse(
+      `The client assertion lives too long: its exp must be within ${MAX_LIFETIME_SECONDS} seconds.`,
+    );
+  }
+  if (typeof payload.jti !== 'string' || !payload.jti || payload.jti.length > MAX_JTI_LENGTH)
+    throw refuse('The client assertion needs a jti claim: a unique id for each assertion.');
+  const expiresAt = (payload.exp + CLOCK_TOLERANCE_SECONDS) * 1000;
+  if (!(await checks.useAssertionId(client.clientId, payload.jti, expiresAt))) {
+    throw refuse('The client assertion was already used; make a new one, with a new jti, for every request.');
+  }
+}
+
+function describe(error: unknown): string {
+  if (error instanceof jwt.TokenExpiredError) return 'it has expired';
+  if (error instanceof jwt.NotBeforeError) return 'it is not valid yet';
+  const message = error instanceof Error ? error.message : String(error);
+  if (/audience/.test(message)) return 'its aud must be the token endpoint or the issuer';
+  if (/issuer/.test(message)) return 'its iss must be the client_id';
+  if (/subject/.test(message)) return 'its sub must be the client_id';
+  if (/signature/.test(message)) return 'its signature does not match any of the client keys';
+  return message.slice(0, 200);
+}
