@@ -1,0 +1,501 @@
+// Client ID Metadata Documents end to end over HTTP: real-shaped documents served over HTTPS on loopback (a test
+// CA), every refusal shown as a page (never a redirect), private_key_jwt at the token and revocation endpoints, and
+// the cache, with a fake clock.
+import { createHmac, generateKeyPairSync } from 'node:crypto';
+import request from 'supertest';
+import { resolveToLoopback, startDocumentServer, type DocumentServer } from '../helpers/document-server';
+import {
+  chatGptDocument,
+  claudeCodeDocument,
+  vsCodeDocument,
+  type KeyedClient,
+} from '../helpers/client-documents';
+import { HOUR, MINUTE, SECOND } from '../helpers/clock';
+import {
+  authorizeInBrowser,
+  authorizeQuery,
+  createTestServer,
+  ISSUER,
+  registerClient,
+  type TestServer,
+} from '../helpers/oauth-app';
+import { testCa } from '../helpers/test-ca';
+import type { OAuthRouterOptions } from '../../lib/options';
+
+const TOKEN_ENDPOINT = `${ISSUER}/v1/oauth/token`;
+const ASSERTION_TYPE = 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer';
+
+describe('Client ID Metadata Documents', () => {
+  let documents: DocumentServer;
+  let server: TestServer;
+  beforeAll(async () => {
+    documents = await startDocumentServer();
+  });
+  afterAll(() => documents.stop());
+
+  const start = (options: Partial<OAuthRouterOptions> = {}) => {
+    server = createTestServer({
+      clientMetadataDocuments: {
+        allowLoopback: true,
+        ca: testCa().caPem,
+        resolveHost: resolveToLoopback,
+        timeoutMs: 1000,
+      },
+      ...options,
+    });
+    return server;
+  };
+  afterEach(() => server?.close());
+
+  const asClient = (clientId: string, redirectUri: string) => ({
+    client_id: clientId,
+    redirect_uris: [redirectUri],
+  });
+  const authorizePage = (clientId: string, redirectUri: string) =>
+    request(server.app).get(`/v1/oauth/authorize?${authorizeQuery(asClient(clientId, redirectUri)).query}`);
+
+  async function codeFor(clientId: string, redirectUri: string) {
+    const result = await authorizeInBrowser(server.app, asClient(clientId, redirectUri));
+    expect(result.code).toBeDefined();
+    return result;
+  }
+
+  describe('a public client (Claude Code)', () => {
+    test('consents, exchanges, refreshes; its portless loopback redirect matches an ephemeral port', async () => {
+      start();
+      const claude = claudeCodeDocument(documents);
+      const redirectUri = 'http://localhost:53682/callback';
+      const page = await authorizePage(claude.clientId, redirectUri);
+      expect(page.status).toBe(200);
+      const { code, pkce, location } = await codeFor(claude.clientId, redirectUri);
+      expect(location.origin + location.pathname).toBe(redirectUri);
+      const token = await request(server.app).post('/v1/oauth/token').type('form').send({
+        grant_type: 'authorization_code',
+        code,
+        redirect_uri: redirectUri,
+        code_verifier: pkce.verifier,
+        client_id: claude.clientId,
+      });
+      expect(token.status).toBe(200);
+      const claims = server.signer.verifyAccessToken(token.body.access_token, {
+        issuer: ISSUER,
+        audience: `${ISSUER}/mcp`,
+      });
+      expect(claims.client_id).toBe(claude.clientId);
+      const refreshed = await request(server.app).post('/v1/oauth/token').type('form').send({
+        grant_type: 'refresh_token',
+        refresh_token: token.body.refresh_token,
+        client_id: claude.clientId,
+      });
+      expect(refreshed.status).toBe(200);
+      const mcp = await request(server.app)
+        .post('/mcp')
+        .set('Authorization', `Bearer ${refreshed.body.access_token}`);
+      expect(mcp.status).toBe(200);
+      // The document is fetched once and kept, as its Cache-Control allows.
+      expect(documents.hits(claude.path)).toBe(1);
+    });
+
+    test('the consent page names the publishing host and warns that every redirect stays on this computer', async () => {
+      start();
+      const claude = claudeCodeDocument(documents, '/oauth/claude-consent');
+      const { browser } = await authorizeInBrowser(
+        server.app,
+        asClient(claude.clientId, 'http://127.0.0.1:4999/callback'),
+      ).catch(() => ({ browser: undefined }));
+      expect(browser).toBeDefined();
+      const consent = await browser!.get(
+        `/v1/oauth/authorize?${authorizeQuery(asClient(claude.clientId, 'http://127.0.0.1:4999/callback')).query}`,
+      );
+      expect(consent.text).toContain('Claude Code');
+      expect(consent.text).toContain('Published by <strong>claude.ai.test</strong>');
+      expect(consent.text).toMatch(/only ever returns to <strong>your own computer<\/strong>/);
+      expect(consent.text).not.toContain('Self-registered');
+    });
+
+    test('a self-registered client is marked as such, and a web redirect gets no localhost warning', async () => {
+      start();
+      const client = await registerClient(server.app);
+      const { browser } = await authorizeInBrowser(server.app, client);
+      const consent = await browser.get(`/v1/oauth/authorize?${authorizeQuery(client).query}`);
+      expect(consent.text).toContain('Self-registered app');
+      expect(consent.text).not.toContain('your own computer');
+    });
+
+    test('a second installation of the same client does not end the first one’s grant', async () => {
+      start();
+      const claude = claudeCodeDocument(documents, '/oauth/claude-twice');
+      const tokens = [];
+      for (const port of [50001, 50002]) {
+        const redirectUri = `http://127.0.0.1:${port}/callback`;
+        const { code, pkce } = await codeFor(claude.clientId, redirectUri);
+        const res = await request(server.app).post('/v1/oauth/token').type('form').send({
+          grant_type: 'authorization_code',
+          code,
+          redirect_uri: redirectUri,
+          code_verifier: pkce.verifier,
+          client_id: claude.clientId,
+        });
+        expect(res.status).toBe(200);
+        tokens.push(res.body);
+      }
+      for (const token of tokens) {
+        const refreshed = await request(server.app).post('/v1/oauth/token').type('form').send({
+          grant_type: 'refresh_token',
+          refresh_token: token.refresh_token,
+          client_id: claude.clientId,
+        });
+        expect(refreshed.status).toBe(200);
+      }
+      expect(await server.store.listActiveGrants('user-1')).toHaveLength(2);
+    });
+  });
+
+  describe('refusals, shown to the user and never redirected', () => {
+    const valid = (clientId: string) => ({
+      client_id: clientId,
+      client_name: 'Some App',
+      redirect_uris: ['https://app.example/callback'],
+    });
+
+    test.each([
+      [
+        'a client_id that is not the URL',
+        (id: string) => ({ ...valid(id), client_id: `${id}x` }),
+        /must be exactly the URL/,
+      ],
+      [
+        'a client secret in the document',
+        (id: string) => ({ ...valid(id), client_secret: 's3cret' }),
+        /never carry a secret/,
+      ],
+      [
+        'a shared-secret auth method',
+        (id: string) => ({ ...valid(id), token_endpoint_auth_method: 'client_secret_basic' }),
+        /cannot be published/,
+      ],
+      [
+        'client_secret_post',
+        (id: string) => ({ ...valid(id), token_endpoint_auth_method: 'client_secret_post' }),
+        /not allowed in a document/,
+      ],
+      [
+        'no client_name',
+        (id: string) => ({ ...valid(id), client_name: undefined }),
+        /client_name is required/,
+      ],
+      [
+        'no redirect_uris',
+        (id: string) => ({ ...valid(id), redirect_uris: undefined }),
+        /redirect_uris is required/,
+      ],
+      [
+        'an http redirect on a public host',
+        (id: string) => ({ ...valid(id), redirect_uris: ['http://app.example/cb'] }),
+        /http redirect URIs are allowed only on a loopback host/,
+      ],
+      [
+        'private_key_jwt without keys',
+        (id: string) => ({ ...valid(id), token_endpoint_auth_method: 'private_key_jwt' }),
+        /needs jwks_uri or jwks/,
+      ],
+      ['a JSON array', () => [1, 2], /not a JSON object/],
+    ])('%s', async (_name, document, message) => {
+      start();
+      const path = `/bad/${Math.random().toString(36).slice(2)}.json`;
+      const clientId = documents.url(path, 'evil.test');
+      documents.json(path, document(clientId));
+      const res = await authorizePage(clientId, 'https://app.example/callback');
+      expect(res.status).toBe(401);
+      expect(res.headers['content-type']).toMatch(/html/);
+      expect(res.headers.location).toBeUndefined();
+      expect(res.text).toContain('invalid_client');
+      expect(res.text.replace(/&#34;|&quot;/g, '"')).toMatch(message);
+    });
+
+    test.each([
+      ['a 404', { status: 404 }, /HTTP 404/],
+      ['a redirect', { status: 301, headers: { location: 'https://evil.test/elsewhere' } }, /redirect/],
+      ['an oversize document', { body: { pad: 'x'.repeat(6000) } }, /more than the 5120 bytes/],
+      ['a slow server', { delayMs: 1500, body: {} }, /did not answer within 1000 ms/],
+      ['HTML', { headers: { 'content-type': 'text/html' }, body: '<p>hi</p>' }, /content type/],
+    ])('a fetch that fails: %s', async (_name, route, message) => {
+      start();
+      const path = `/fail/${Math.random().toString(36).slice(2)}.json`;
+      documents.serve(path, route);
+      const res = await authorizePage(documents.url(path, 'evil.test'), 'https://app.example/callback');
+      expect(res.status).toBe(401);
+      expect(res.headers.location).toBeUndefined();
+      expect(res.text.replace(/&#34;|&quot;/g, '"')).toMatch(message);
+    });
+
+    test.each([
+      ['an http URL', 'http://app.example/client.json', /must use https/],
+      ['a fragment', 'https://app.example/client.json#x', /fragment/],
+      ['a dot segment', 'https://app.example/a/../client.json', /path segments/],
+      ['an encoded dot segment', 'https://app.example/a/%2e%2e/client.json', /path segments/],
+      ['no path', 'https://app.example', /must have a path/],
+      ['credentials', 'https://user:pw@app.example/client.json', /user name or password/],
+    ])('a client_id URL with %s is refused before any fetch', async (_name, clientId, message) => {
+      start();
+      const res = await authorizePage(clientId, 'https://app.example/callback');
+      expect(res.status).toBe(401);
+      expect(res.headers.location).toBeUndefined();
+      expect(res.text).toMatch(message);
+    });
+
+    test('without allowLoopback the loopback document host is refused (the default)', async () => {
+      start({ clientMetadataDocuments: { ca: testCa().caPem, resolveHost: resolveToLoopback } });
+      const claude = claudeCodeDocument(documents, '/oauth/claude-default');
+      const res = await authorizePage(claude.clientId, 'http://127.0.0.1:5000/callback');
+      expect(res.status).toBe(401);
+      expect(res.text).toMatch(/a loopback address, which is never fetched/);
+      expect(documents.hits('/oauth/claude-default')).toBe(0);
+    });
+
+    test('a redirect_uri the document does not list is refused on the page', async () => {
+      start();
+      const vscode = vsCodeDocument(documents);
+      // RFC 8252 §7.3: any port matches a loopback redirect, so the path is what differs here.
+      const res = await authorizePage(vscode.clientId, 'http://127.0.0.1:33418/elsewhere');
+      expect(res.status).toBe(400);
+      expect(res.headers.location).toBeUndefined();
+      expect(res.text).toContain('not registered for this app');
+    });
+
+    test('a broken document is invalid_client at the token endpoint', async () => {
+      start();
+      const path = '/oauth/broken-at-token.json';
+      documents.serve(path, { status: 500 });
+      const res = await request(server.app)
+        .post('/v1/oauth/token')
+        .type('form')
+        .send({
+          grant_type: 'refresh_token',
+          refresh_token: 'x.y',
+          client_id: documents.url(path, 'evil.test'),
+        });
+      expect(res.status).toBe(401);
+      expect(res.body).toEqual({
+        error: 'invalid_client',
+        error_description: expect.stringMatching(/HTTP 500/),
+      });
+    });
+
+    test('with documents turned off, a URL client_id is unknown and the metadata does not offer them', async () => {
+      start({ clientMetadataDocuments: { enabled: false } });
+      const claude = claudeCodeDocument(documents, '/oauth/claude-off');
+      const res = await authorizePage(claude.clientId, 'http://127.0.0.1:5000/callback');
+      expect(res.status).toBe(400);
+      expect(res.text).toContain('not registered');
+      expect(documents.hits('/oauth/claude-off')).toBe(0);
+      const metadata = await request(server.app).get('/.well-known/oauth-authorization-server');
+      expect(metadata.body.client_id_metadata_document_supported).toBeUndefined();
+    });
+  });
+
+  describe('private_key_jwt (ChatGPT)', () => {
+    let chatgpt: KeyedClient;
+    const redirectUri = 'https://chatgpt.com/connector_platform_oauth_redirect';
+
+    async function exchange(assertion: string) {
+      const { code, pkce } = await codeFor(chatgpt.clientId, redirectUri);
+      return request(server.app).post('/v1/oauth/token').type('form').send({
+        grant_type: 'authorization_code',
+        code,
+        redirect_uri: redirectUri,
+        code_verifier: pkce.verifier,
+        client_assertion_type: ASSERTION_TYPE,
+        client_assertion: assertion,
+      });
+    }
+    const refresh = (refreshToken: string, assertion: string) =>
+      request(server.app).post('/v1/oauth/token').type('form').send({
+        grant_type: 'refresh_token',
+        refresh_token: refreshToken,
+        client_assertion_type: ASSERTION_TYPE,
+        client_assertion: assertion,
+      });
+    const sign = (options: Parameters<KeyedClient['assertion']>[1] = {}) =>
+      chatgpt.assertion(TOKEN_ENDPOINT, { now: server.clock.now(), ...options });
+
+    beforeEach(() => {
+      start();
+      chatgpt = chatGptDocument(documents, `/oauth/chatgpt-${Math.random().toString(36).slice(2)}.json`);
+    });
+
+    test('exchanges a code and refreshes with RS256 assertions; the issuer is an accepted audience too', async () => {
+      const token = await exchange(sign());
+      expect(token.status).toBe(200);
+      const refreshed = await refresh(
+        token.body.refresh_token,
+        chatgpt.assertion(ISSUER, { now: server.clock.now() }),
+      );
+      expect(refreshed.status).toBe(200);
+      const revoked = await request(server.app)
+        .post('/v1/oauth/revoke')
+        .type('form')
+        .send({
+          token: refreshed.body.refresh_token,
+          client_assertion_type: ASSERTION_TYPE,
+          client_assertion: chatgpt.assertion(`${ISSUER}/v1/oauth/revoke`, { now: server.clock.now() }),
+        });
+      expect(revoked.status).toBe(200);
+      expect((await refresh(refreshed.body.refresh_token, sign())).status).toBe(400);
+    });
+
+    test('a replayed assertion (same jti) is refused', async () => {
+      const assertion = sign({ jti: 'once-only' });
+      const token = await exchange(assertion);
+      expect(token.status).toBe(200);
+      const replay = await refresh(token.body.refresh_token, assertion);
+      expect(replay.status).toBe(401);
+      expect(replay.body.error_description).toMatch(/already used/);
+    });
+
+    const forged = (alg: string, secret?: string) => {
+      const encode = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
+      const now = Math.floor(server.clock.now() / 1000);
+      const body = `${encode({ alg, typ: 'JWT', kid: chatgpt.kid })}.${encode({
+        iss: chatgpt.clientId,
+        sub: chatgpt.clientId,
+        aud: TOKEN_ENDPOINT,
+        exp: now + 60,
+        jti: `forged-${alg}`,
+      })}`;
+      return `${body}.${secret === undefined ? '' : createHmac('sha256', secret).update(body).digest('base64url')}`;
+    };
+
+    test.each([
+      [
+        'signed by a foreign key',
+        () => sign({ key: generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey }),
+        /signature/,
+      ],
+      ['expired', () => sign({ now: server.clock.now() - 10 * MINUTE }), /expired/],
+      ['living too long', () => sign({ lifetimeSeconds: 3600 }), /lives too long/],
+      ['without exp', () => sign({ claims: { exp: undefined } }), /no exp/],
+      ['without jti', () => sign({ claims: { jti: undefined } }), /jti/],
+      [
+        'for another audience',
+        () => chatgpt.assertion('https://other.example/token', { now: server.clock.now() }),
+        /aud/,
+      ],
+      ['with iss other than the client', () => sign({ claims: { iss: 'https://evil.test/x' } }), /iss/],
+      ['with alg none', () => forged('none'), /signed with none/],
+      [
+        'HS256 with the public key as the secret',
+        () => forged('HS256', JSON.stringify(chatgpt.privateKey.export({ format: 'jwk' }))),
+        /signed with HS256/,
+      ],
+      ['with an unknown kid', () => sign({ kid: 'nobody' }), /no RS256 key with kid "nobody"/],
+    ])('an assertion %s is refused', async (_name, make, message) => {
+      const res = await exchange(make());
+      expect(res.status).toBe(401);
+      expect(res.body).toEqual({
+        error: 'invalid_client',
+        error_description: expect.stringMatching(message),
+      });
+    });
+
+    test('a client that rotates its key is refetched once for the new kid', async () => {
+      const first = await exchange(sign());
+      expect(first.status).toBe(200);
+      const fetchesBefore = documents.hits(chatgpt.jwksPath);
+      chatgpt.rotate();
+      server.clock.advance(11 * SECOND);
+      const refreshed = await refresh(first.body.refresh_token, sign());
+      expect(refreshed.status).toBe(200);
+      expect(documents.hits(chatgpt.jwksPath)).toBe(fetchesBefore + 1);
+      // An unknown kid refetches at most once in a while: no fetch storm on the client's host.
+      const unknown = await refresh(refreshed.body.refresh_token, sign({ kid: 'nobody' }));
+      expect(unknown.status).toBe(401);
+      expect(documents.hits(chatgpt.jwksPath)).toBe(fetchesBefore + 1);
+    });
+
+    test('a public client cannot present an assertion, nor a keyed one a bare client_id', async () => {
+      const bare = await request(server.app)
+        .post('/v1/oauth/token')
+        .type('form')
+        .send({ grant_type: 'refresh_token', refresh_token: 'x.y', client_id: chatgpt.clientId });
+      expect(bare.status).toBe(401);
+      expect(bare.body.error_description).toMatch(/private_key_jwt/);
+    });
+
+    test.each([
+      ['a wrong assertion type', { client_assertion_type: 'urn:x', client_assertion: 'a.b.c' }, 400],
+      [
+        'an assertion and a secret',
+        { client_assertion_type: ASSERTION_TYPE, client_assertion: 'a.b.c', client_secret: 'x' },
+        400,
+      ],
+      [
+        'an assertion that is not a JWT',
+        { client_assertion_type: ASSERTION_TYPE, client_assertion: 'garbage' },
+        401,
+      ],
+    ])('%s is a clear error', async (_name, fields, status) => {
+      const res = await request(server.app)
+        .post('/v1/oauth/token')
+        .type('form')
+        .send({ grant_type: 'refresh_token', refresh_token: 'x.y', ...fields });
+      expect(res.status).toBe(status);
+    });
+  });
+
+  describe('the cache', () => {
+    test('one fetch serves 20 concurrent first requests', async () => {
+      start();
+      const claude = claudeCodeDocument(documents, '/oauth/claude-concurrent');
+      const pages = await Promise.all(
+        Array.from({ length: 20 }, () => authorizePage(claude.clientId, 'http://127.0.0.1:5000/callback')),
+      );
+      expect(pages.every((page) => page.status === 200)).toBe(true);
+      expect(documents.hits('/oauth/claude-concurrent')).toBe(1);
+    });
+
+    test.each([
+      ['max-age=3600', HOUR],
+      ['max-age=10 (raised to the 5-minute floor)', 5 * MINUTE],
+      ['no-store (the floor)', 5 * MINUTE],
+      ['max-age=99999999 (cut to 24 hours)', 24 * HOUR],
+      ['no header (the floor)', 5 * MINUTE],
+    ])(
+      'Cache-Control %s keeps the document that long, and a changed redirect applies at the next fetch',
+      async (label, keep) => {
+        start();
+        const path = `/oauth/cached-${Math.random().toString(36).slice(2)}.json`;
+        const header = label.startsWith('no header') ? undefined : label.split(' ')[0];
+        const vscode = vsCodeDocument(documents, ['http://127.0.0.1:33418/'], path);
+        documents.json(path, vscode.document, header);
+        const moved = { ...vscode.document, redirect_uris: ['http://127.0.0.1:33418/moved'] };
+        expect((await authorizePage(vscode.clientId, 'http://127.0.0.1:33418/')).status).toBe(200);
+        documents.json(path, moved, header);
+        server.clock.advance(keep - SECOND);
+        expect((await authorizePage(vscode.clientId, 'http://127.0.0.1:33418/')).status).toBe(200);
+        expect(documents.hits(path)).toBe(1);
+        server.clock.advance(2 * SECOND);
+        expect((await authorizePage(vscode.clientId, 'http://127.0.0.1:33418/')).status).toBe(400);
+        expect((await authorizePage(vscode.clientId, 'http://127.0.0.1:33418/moved')).status).toBe(200);
+        expect(documents.hits(path)).toBe(2);
+      },
+    );
+
+    test('an error or an invalid document is never cached', async () => {
+      start();
+      const path = '/oauth/flaky.json';
+      const clientId = documents.url(path, 'vscode.dev.test');
+      documents.serve(path, { status: 503 });
+      expect((await authorizePage(clientId, 'http://127.0.0.1:33418/')).status).toBe(401);
+      documents.json(path, { client_id: clientId, redirect_uris: ['http://127.0.0.1:33418/'] });
+      expect((await authorizePage(clientId, 'http://127.0.0.1:33418/')).status).toBe(401);
+      documents.json(path, {
+        client_id: clientId,
+        client_name: 'Fixed',
+        redirect_uris: ['http://127.0.0.1:33418/'],
+      });
+      expect((await authorizePage(clientId, 'http://127.0.0.1:33418/')).status).toBe(200);
+      expect(documents.hits(path)).toBe(3);
+    });
+  });
+});
