@@ -108,6 +108,8 @@ async function build(): Promise<express.Express> {
         oauth: noAuth as unknown as OAuthRouter,
         resource: RESOURCE,
         allowedHosts: ['127.0.0.1'],
+        baseUrl: new URL(RESOURCE).origin,
+        allowedOrigins: [],
       }),
     );
     return app;

@@ -4,6 +4,7 @@ import express, { type ErrorRequestHandler, type Express } from 'express';
 import {
   createJwtSigner,
   createOAuthRouter,
+  type ClientMetadataDocumentOptions,
   type JwtSigner,
   type OAuthRouter,
   type OAuthStore,
@@ -29,7 +30,15 @@ export interface ExampleApp {
   close(): Promise<void>;
 }
 
-export async function createExampleApp(config: AppConfig): Promise<ExampleApp> {
+/** What a test may add to the environment's settings: a trusted test CA and a resolver for the document fetcher. */
+export interface ExampleAppExtras {
+  clientMetadataDocuments?: Omit<ClientMetadataDocumentOptions, 'allowLoopback'>;
+}
+
+export async function createExampleApp(
+  config: AppConfig,
+  extras: ExampleAppExtras = {},
+): Promise<ExampleApp> {
   const database = await openAppDatabase(config);
   const { db, store } = database;
   const shared =
@@ -49,6 +58,7 @@ export async function createExampleApp(config: AppConfig): Promise<ExampleApp> {
     rateLimits: config.rateLimits ? (shared ? { store: shared.store } : {}) : false,
     lifetimes: config.accessTokenTtl ? { accessToken: config.accessTokenTtl } : {},
     authenticateUser: (email, password) => authenticateUser(db, email, password),
+    clientMetadataDocuments: { ...extras.clientMetadataDocuments, allowLoopback: config.cimdAllowLoopback },
   });
 
   const app = express();
@@ -64,6 +74,8 @@ export async function createExampleApp(config: AppConfig): Promise<ExampleApp> {
       oauth,
       resource,
       allowedHosts: [...new Set([base.hostname, 'localhost', '127.0.0.1', '[::1]'])],
+      allowedOrigins: config.allowedOrigins,
+      baseUrl: config.baseUrl,
       serverName: config.serviceName,
     }),
   );

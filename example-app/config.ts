@@ -1,4 +1,4 @@
-// The reference app's settings, from the environment (see ../shared/CONTRACT.md and README.md).
+// The reference app's settings, from the environment (see example-app/README.md).
 import { resolve } from 'node:path';
 
 export interface AppConfig {
@@ -19,6 +19,10 @@ export interface AppConfig {
   /** Access-token lifetime in seconds (default 3600); shorter only for tests and demos. */
   accessTokenTtl: number | undefined;
   serviceName: string;
+  /** Let client metadata documents and JWKS be fetched from loopback addresses (tests only). */
+  cimdAllowLoopback: boolean;
+  /** Origins besides BASE_URL's (and loopback ones on a loopback BASE_URL) that may call /mcp from a browser. */
+  allowedOrigins: string[];
 }
 
 export class ConfigError extends Error {
@@ -47,8 +51,24 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   if (trustProxy !== undefined && (!Number.isInteger(trustProxy) || trustProxy < 0 || trustProxy > 10)) {
     throw new ConfigError('TRUST_PROXY must be the number of proxies in front of the app (0 to 10).');
   }
+  const cimd = env.CIMD_ALLOW_LOOPBACK ?? '';
+  if (!['', '0', '1'].includes(cimd))
+    throw new ConfigError(`CIMD_ALLOW_LOOPBACK must be 1 (tests only) or 0, got "${cimd}".`);
+  const allowedOrigins = (env.ALLOWED_ORIGINS ?? '')
+    .split(',')
+    .map((origin) => origin.trim())
+    .filter(Boolean)
+    .map((origin) => {
+      if (!URL.canParse(origin) || new URL(origin).origin !== origin.replace(/\/+$/, ''))
+        throw new ConfigError(
+          `ALLOWED_ORIGINS holds "${origin}", which is not an origin; list origins like https://app.example.com.`,
+        );
+      return new URL(origin).origin;
+    });
   return {
     port,
+    cimdAllowLoopback: cimd === '1',
+    allowedOrigins,
     trustProxy,
     rateLimitPrefix: env.RATE_LIMIT_PREFIX || 'mcp-oauth:rl:',
     databaseUrl,

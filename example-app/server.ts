@@ -8,6 +8,11 @@ async function main(): Promise<void> {
     console.warn(
       'WARNING: RATE_LIMITS=off: the OAuth endpoints have no rate limits. Use this for load tests only.',
     );
+  if (config.cimdAllowLoopback)
+    console.warn(
+      'WARNING: CIMD_ALLOW_LOOPBACK=1: client metadata documents and JWKS may be fetched from loopback addresses. ' +
+        'Use this for tests only, never in production.',
+    );
   const { app, close, description } = await createExampleApp(config);
   const server = app.listen(config.port, () => {
     console.log(`Business service MCP server on ${config.baseUrl}/mcp (${description})`);

@@ -41,6 +41,13 @@ export type { OAuthErrorCode } from './errors';
 export { createOAuthRouter } from './router';
 /** The router and what it carries: requireBearer, wellKnown, revokeGrant, config. */
 export type { OAuthRouter } from './router';
+/** How a page should name a client: its name, the host that published its metadata document, or "unverified". */
+export { describeClient } from './cimd/client-document';
+export type { ClientIdentity } from './cimd/client-document';
+/** Options of Client ID Metadata Documents and of the SSRF-safe fetcher (documents and jwks_uri). */
+export type { ClientMetadataDocumentOptions } from './cimd/options';
+/** A host-name resolver, injectable for tests of the fetcher's address checks. */
+export type { ResolveHost, ResolvedAddress } from './cimd/safe-fetch';
 /** The router's options, the user the host app signs in, lifetimes, rate limits and a rate-limit store. */
 export type {
   LifetimeOptions,

@@ -6,7 +6,7 @@ import type { AppDb } from '../db/database';
 import ejs from 'ejs';
 import express, { type Request, type Response, type Router } from 'express';
 import helmet from 'helmet';
-import type { OAuthRouter, OAuthStore } from '../../lib';
+import { describeClient, type OAuthRouter, type OAuthStore } from '../../lib';
 import { authenticateUser, findUser } from '../users';
 import type { AccountSession } from './session';
 
@@ -80,7 +80,7 @@ export function createAccountRoutes({ db, store, oauth, session, serviceName }: 
       const grants = await store.listActiveGrants(user.id);
       const apps = grants.map((grant) => ({
         grantId: grant.grantId,
-        clientName: grant.clientName ?? grant.clientId,
+        client: describeClient(grant),
         scopes: grant.scopes.map((scope) => oauth.config.scopes[scope] ?? scope),
         grantedAt: formatTime(grant.createdAt),
         lastUsedAt: formatTime(grant.lastUsedAt),

@@ -18,6 +18,10 @@ export interface McpEndpointOptions {
   resource: string;
   /** Host names the Host header may carry (DNS rebinding protection). */
   allowedHosts: string[];
+  /** The public base URL: its origin may always call /mcp from a browser. */
+  baseUrl: string;
+  /** More origins that may (ALLOWED_ORIGINS). */
+  allowedOrigins: string[];
   serverName?: string;
 }
 
@@ -40,11 +44,43 @@ function jsonRpcMessages(body: unknown): Array<{ method?: unknown; params?: { na
   return body && typeof body === 'object' ? [body as { method?: unknown }] : [];
 }
 
+const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
+
+/**
+ * The MCP transport spec: a server MUST validate Origin, and refuse with 403 an origin it does not allow (a web page
+ * the user happens to visit must not drive the tool server). A request without Origin (not from a browser) passes.
+ */
+export function checkOrigin(baseUrl: string, extra: readonly string[]): RequestHandler {
+  const base = new URL(baseUrl);
+  const allowed = new Set([base.origin, ...extra]);
+  const anyLoopback = LOOPBACK_HOSTS.has(base.hostname);
+  return function rejectForeignOrigin(req, res, next) {
+    const origin = req.headers.origin;
+    if (origin === undefined) return next();
+    const parsed = URL.canParse(origin) ? new URL(origin) : undefined;
+    const ok =
+      parsed !== undefined &&
+      (allowed.has(parsed.origin) ||
+        (anyLoopback && LOOPBACK_HOSTS.has(parsed.hostname) && /^https?:$/.test(parsed.protocol)));
+    if (ok) return next();
+    res.status(403).json({
+      jsonrpc: '2.0',
+      error: {
+        code: -32000,
+        message: `Forbidden: the origin ${String(origin).slice(0, 200)} may not call this server.`,
+      },
+      id: null,
+    });
+  };
+}
+
 export function createMcpEndpoint({
   db,
   oauth,
   resource,
   allowedHosts,
+  baseUrl,
+  allowedOrigins,
   serverName = 'business-service',
 }: McpEndpointOptions): Router {
   const router = express.Router();
@@ -131,6 +167,7 @@ export function createMcpEndpoint({
     });
   };
 
+  router.use(checkOrigin(baseUrl, allowedOrigins));
   router.use(allowCors);
   router.use(hostHeaderValidation(allowedHosts));
   router.post(

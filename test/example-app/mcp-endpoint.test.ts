@@ -1,6 +1,9 @@
 // The /mcp endpoint as the contract states it: 401 with resource_metadata, RFC 9728 metadata, DNS rebinding
 // protection, CORS for browser-based clients, and clear errors for what is not MCP.
+import express from 'express';
 import request from 'supertest';
+import { readConfig } from '../../example-app/config';
+import { checkOrigin } from '../../example-app/mcp/endpoint';
 import { createUser } from '../../example-app/users';
 import { ALL_SCOPES, startExampleApp, type RunningExampleApp } from '../helpers/example-app';
 
@@ -37,7 +40,11 @@ test('the protected-resource metadata names {base}/mcp and the issuer (contract)
     authorization_endpoint: `${app.baseUrl}/v1/oauth/authorize`,
     token_endpoint: `${app.baseUrl}/v1/oauth/token`,
     jwks_uri: `${app.baseUrl}/v1/oauth/jwks`,
+    client_id_metadata_document_supported: true,
   });
+  expect(metadata.body.token_endpoint_auth_methods_supported).toEqual(
+    expect.arrayContaining(['none', 'private_key_jwt']),
+  );
 });
 
 test('DNS rebinding: a request whose Host is not this server is refused, token or not', async () => {
@@ -93,4 +100,51 @@ test('a batch that hides an out-of-scope call among allowed ones is refused whol
   ]);
   expect(res.status).toBe(403);
   expect(res.headers['www-authenticate']).toContain('scope="fakture:write"');
+});
+
+describe('Origin (MCP transport: a page the user visits must not drive the tool server)', () => {
+  test.each([
+    ['no Origin (not a browser)', undefined, 200],
+    ['this server’s own origin', 'BASE', 200],
+    ['another loopback origin, as BASE_URL is on loopback', 'http://localhost:6274', 200],
+    ['a foreign site', 'https://evil.example', 403],
+    ['an opaque origin', 'null', 403],
+    ['a look-alike of loopback', 'http://127.0.0.1.evil.example', 403],
+  ])('%s: %s', async (_name, origin, status) => {
+    const token = await app.mintToken(ALL_SCOPES);
+    const req = mcpPost(token);
+    if (origin) req.set('Origin', origin === 'BASE' ? app.baseUrl : origin);
+    const res = await req.send(listTools);
+    expect(res.status).toBe(status);
+  });
+
+  test('a foreign origin is refused before the token is even looked at, preflights included', async () => {
+    const res = await request(app.baseUrl)
+      .options('/mcp')
+      .set('Origin', 'https://evil.example')
+      .set('Access-Control-Request-Method', 'POST');
+    expect(res.status).toBe(403);
+    expect((await mcpPost().set('Origin', 'https://evil.example').send(listTools)).status).toBe(403);
+  });
+
+  test.each([
+    ['https://mcp.example.com', [], 'https://mcp.example.com', 200],
+    ['https://mcp.example.com', [], 'http://localhost:3000', 403],
+    ['https://mcp.example.com', ['https://inspector.example'], 'https://inspector.example', 200],
+    ['https://mcp.example.com', ['https://inspector.example'], 'https://other.example', 403],
+  ])('BASE_URL %s with ALLOWED_ORIGINS %j: Origin %s gets %i', async (base, extra, origin, status) => {
+    const probe = express().use(checkOrigin(base, extra), (_req, res) => void res.sendStatus(200));
+    expect((await request(probe).post('/').set('Origin', origin)).status).toBe(status);
+  });
+
+  test('ALLOWED_ORIGINS and CIMD_ALLOW_LOOPBACK are read and checked from the environment', () => {
+    expect(readConfig({ ALLOWED_ORIGINS: 'https://a.example, https://b.example/' }).allowedOrigins).toEqual([
+      'https://a.example',
+      'https://b.example',
+    ]);
+    expect(() => readConfig({ ALLOWED_ORIGINS: 'https://a.example/path' })).toThrow(/not an origin/);
+    expect(readConfig({ CIMD_ALLOW_LOOPBACK: '1' }).cimdAllowLoopback).toBe(true);
+    expect(readConfig({}).cimdAllowLoopback).toBe(false);
+    expect(() => readConfig({ CIMD_ALLOW_LOOPBACK: 'yes' })).toThrow(/CIMD_ALLOW_LOOPBACK/);
+  });
 });
