@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { createExampleApp, type ExampleApp } from '../../example-app/app';
+import { createExampleApp, type ExampleApp, type ExampleAppExtras } from '../../example-app/app';
 import { readConfig } from '../../example-app/config';
 import { createUser, type AppUser } from '../../example-app/users';
 import { DEFAULT_SCOPES } from '../../lib';
@@ -27,7 +27,10 @@ export interface RunningExampleApp extends ExampleApp {
   stop(): Promise<void>;
 }
 
-export async function startExampleApp(env: Record<string, string> = {}): Promise<RunningExampleApp> {
+export async function startExampleApp(
+  env: Record<string, string> = {},
+  extras: ExampleAppExtras = {},
+): Promise<RunningExampleApp> {
   const dir = mkdtempSync(join(tmpdir(), 'example-app-'));
   const databasePath = join(dir, 'app.db');
   const http: Server = createServer();
@@ -35,6 +38,7 @@ export async function startExampleApp(env: Record<string, string> = {}): Promise
   const baseUrl = `http://127.0.0.1:${(http.address() as AddressInfo).port}`;
   const example = await createExampleApp(
     readConfig({ BASE_URL: baseUrl, DATABASE_PATH: databasePath, RATE_LIMITS: 'off', ...env }),
+    extras,
   );
   http.on('request', example.app);
   const user = await createUser(example.db, APP_USER);

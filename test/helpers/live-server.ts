@@ -60,7 +60,8 @@ export async function startCallbackServer(): Promise<CallbackServer> {
     }
     res.setHeader('Content-Type', 'text/html');
     res.end('<p>You can close this window.</p>');
-    if (url.pathname === '/callback') waiting?.(url.searchParams);
+    // Clients redirect to /callback, or to the root of a loopback port (VS Code).
+    if (url.pathname === '/callback' || url.pathname === '/') waiting?.(url.searchParams);
   });
   const port = await listen(http);
   return {
