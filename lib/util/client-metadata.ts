@@ -101,21 +101,26 @@ export function readFlows(fields: Fields, { lenient }: { lenient: boolean }) {
   return { grantTypes, responseTypes: ['code'] };
 }
 
-/** scope: the scopes the client may ask for. A document's scopes this server does not know are left out. */
+/**
+ * scope: the scopes the client may ask for. A registration may name only scopes of this server. A document is
+ * written for many servers: its scope narrows this server's catalogue when it names any of its scopes, and is
+ * ignored when it names none (the user still chooses on the consent page).
+ */
 export function readScope(fields: Fields, catalogue: ReadonlySet<string>, { lenient }: { lenient: boolean }) {
   const scopeText = text(fields, 'scope', 2000);
-  let scope: string;
-  if (scopeText === undefined) scope = [...catalogue].join(' ');
-  else if (lenient)
-    scope = [...new Set(scopeText.split(' ').filter((name) => catalogue.has(name)))].join(' ');
-  else {
-    try {
-      scope = parseScope(scopeText, catalogue).join(' ');
-    } catch (error) {
-      throw invalidMetadata((error as OAuthError).description);
-    }
+  const all = [...catalogue].join(' ');
+  if (scopeText === undefined) return all;
+  if (lenient) {
+    const known = [...new Set(scopeText.split(' ').filter((name) => catalogue.has(name)))];
+    return known.length > 0 ? known.join(' ') : all;
   }
-  if (!scope) throw invalidMetadata('scope must name at least one scope this server offers.');
+  let scope: string;
+  try {
+    scope = parseScope(scopeText, catalogue).join(' ');
+  } catch (error) {
+    throw invalidMetadata((error as OAuthError).description);
+  }
+  if (!scope) throw invalidMetadata('scope must name at least one scope.');
   return scope;
 }
 

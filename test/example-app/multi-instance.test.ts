@@ -5,7 +5,10 @@ import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { chatGptDocument } from '../helpers/client-documents';
+import { startDocumentServer, type DocumentServer } from '../helpers/document-server';
 import { authorizeOn } from '../helpers/http-browser';
+import { testCa } from '../helpers/test-ca';
 import { createTestDatabase } from '../helpers/postgres-database';
 import { describeWith, REDIS_URL } from '../helpers/services';
 
@@ -38,6 +41,7 @@ function startInstance(port: number, env: Record<string, string>): Promise<Child
 
 describeWith('several instances behind a load balancer', { postgres: true, redis: true }, () => {
   let database: Awaited<ReturnType<typeof createTestDatabase>>;
+  let documents: DocumentServer;
   const instances: ChildProcess[] = [];
   let a: string;
   let b: string;
@@ -46,6 +50,7 @@ describeWith('several instances behind a load balancer', { postgres: true, redis
 
   beforeAll(async () => {
     database = await createTestDatabase();
+    documents = await startDocumentServer();
     const [portA, portB] = [await freePort(), await freePort()];
     a = `http://127.0.0.1:${portA}`;
     b = `http://127.0.0.1:${portB}`;
@@ -55,6 +60,9 @@ describeWith('several instances behind a load balancer', { postgres: true, redis
       DATABASE_URL: database.url,
       REDIS_URL: REDIS_URL!,
       RATE_LIMIT_PREFIX: `test-${randomBytes(4).toString('hex')}:`,
+      // Client documents on this machine's loopback, over HTTPS from the test's own CA (the contract's way).
+      CIMD_ALLOW_LOOPBACK: '1',
+      NODE_EXTRA_CA_CERTS: testCa().caFile,
     };
     await promisify(execFile)(
       process.execPath,
@@ -73,6 +81,7 @@ describeWith('several instances behind a load balancer', { postgres: true, redis
       ),
     );
     await database?.drop();
+    await documents?.stop();
   });
 
   const register = async (base: string) => {
@@ -187,6 +196,50 @@ describeWith('several instances behind a load balancer', { postgres: true, redis
     const delay = Date.now() - started;
     console.log(`revocation seen by the other instance after ${delay} ms`);
     expect(delay).toBeLessThan(1000 + 250);
+  });
+
+  test('a metadata-document client with private_key_jwt: authorized on one instance, served by both; an assertion is single-use across them', async () => {
+    const chatgpt = chatGptDocument(documents, '/multi/chatgpt.json', '127.0.0.1');
+    const redirectUris = chatgpt.document.redirect_uris as string[];
+    const grant = await authorizeOn(
+      a,
+      { client_id: chatgpt.clientId, redirect_uris: redirectUris },
+      USER,
+      `${issuer}/mcp`,
+    );
+    const post = (base: string, params: Record<string, string>) =>
+      fetch(`${base}/v1/oauth/token`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({
+          ...params,
+          client_assertion_type: 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer',
+        }),
+      });
+    const assertion = chatgpt.assertion(`${issuer}/v1/oauth/token`);
+    const exchanged = await post(b, {
+      grant_type: 'authorization_code',
+      code: grant.code,
+      code_verifier: grant.verifier,
+      redirect_uri: grant.redirectUri,
+      client_assertion: assertion,
+    });
+    expect(exchanged.status).toBe(200);
+    const tokens = await json(exchanged);
+    const replay = await post(a, {
+      grant_type: 'refresh_token',
+      refresh_token: tokens.refresh_token,
+      client_assertion: assertion,
+    });
+    expect(replay.status).toBe(401);
+    expect((await json(replay)).error_description).toMatch(/already used/);
+    const refreshed = await post(a, {
+      grant_type: 'refresh_token',
+      refresh_token: tokens.refresh_token,
+      client_assertion: chatgpt.assertion(`${issuer}/v1/oauth/token`),
+    });
+    expect(refreshed.status).toBe(200);
+    expect((await callTool(b, (await json(refreshed)).access_token)).status).toBe(200);
   });
 
   test('the registration limit (20 per 15 minutes per address) counts requests to both instances', async () => {

@@ -7,6 +7,9 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { claudeCodeDocument } from '../helpers/client-documents';
+import { startDocumentServer } from '../helpers/document-server';
+import { testCa } from '../helpers/test-ca';
 
 const ROOT = join(__dirname, '../..');
 const CLI = join(ROOT, 'dist/example-app/cli/user-create.js');
@@ -174,6 +177,36 @@ describe('npm start', () => {
     });
     expect(res.headers.get('ratelimit')).toBeNull();
     await stop(app.child);
+  });
+
+  test('CIMD_ALLOW_LOOPBACK=1 warns at start; without it a loopback document is refused (the default)', async () => {
+    const documents = await startDocumentServer();
+    try {
+      const claude = claudeCodeDocument(documents, '/oauth/claude', '127.0.0.1');
+      const query = new URLSearchParams({
+        response_type: 'code',
+        client_id: claude.clientId,
+        redirect_uri: 'http://127.0.0.1:5123/callback',
+        code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM',
+        code_challenge_method: 'S256',
+      });
+      const loopback = await start({ CIMD_ALLOW_LOOPBACK: '1', NODE_EXTRA_CA_CERTS: testCa().caFile });
+      expect(loopback.stderr()).toMatch(/WARNING: CIMD_ALLOW_LOOPBACK=1/);
+      const allowed = await fetch(`${loopback.base}/v1/oauth/authorize?${query}`);
+      expect(allowed.status).toBe(200);
+      expect(await allowed.text()).toContain('Claude Code');
+      await stop(loopback.child);
+
+      const strict = await start({ NODE_EXTRA_CA_CERTS: testCa().caFile });
+      expect(strict.stderr()).not.toMatch(/CIMD_ALLOW_LOOPBACK/);
+      const refused = await fetch(`${strict.base}/v1/oauth/authorize?${query}`);
+      expect(refused.status).toBe(401);
+      expect(await refused.text()).toMatch(/loopback address, which is never fetched/);
+      expect(documents.hits('/oauth/claude')).toBe(1);
+      await stop(strict.child);
+    } finally {
+      await documents.stop();
+    }
   });
 
   test('with limits on, the OAuth endpoints answer with RateLimit headers', async () => {

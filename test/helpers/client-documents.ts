@@ -5,8 +5,12 @@ import jwt from 'jsonwebtoken';
 import type { DocumentServer } from './document-server';
 
 /** Claude Code: a public client with portless loopback redirects, used with an ephemeral port. */
-export function claudeCodeDocument(server: DocumentServer, path = '/oauth/claude-code-client-metadata') {
-  const clientId = server.url(path, 'claude.ai.test');
+export function claudeCodeDocument(
+  server: DocumentServer,
+  path = '/oauth/claude-code-client-metadata',
+  host = 'claude.ai.test',
+) {
+  const clientId = server.url(path, host);
   const document = {
     client_id: clientId,
     client_name: 'Claude Code',
@@ -64,8 +68,12 @@ export interface AssertionOptions {
 }
 
 /** ChatGPT: a confidential client that signs private_key_jwt assertions (RS256) with a key of its jwks_uri. */
-export function chatGptDocument(server: DocumentServer, path = '/oauth/chatgpt-client.json'): KeyedClient {
-  const clientId = server.url(path, 'chatgpt.com.test');
+export function chatGptDocument(
+  server: DocumentServer,
+  path = '/oauth/chatgpt-client.json',
+  host = 'chatgpt.com.test',
+): KeyedClient {
+  const clientId = server.url(path, host);
   const jwksPath = `${path}.jwks`;
   const client: KeyedClient = {
     clientId,
@@ -80,7 +88,7 @@ export function chatGptDocument(server: DocumentServer, path = '/oauth/chatgpt-c
       response_types: ['code'],
       token_endpoint_auth_method: 'private_key_jwt',
       token_endpoint_auth_signing_alg: 'RS256',
-      jwks_uri: server.url(jwksPath, 'chatgpt.com.test'),
+      jwks_uri: server.url(jwksPath, host),
     },
     privateKey: undefined as unknown as KeyObject,
     kid: '',
