@@ -81,6 +81,30 @@ test.each<[string, Partial<OAuthRouterOptions> | null, RegExp]>([
     { rateLimits: { store: {} as never } },
     /rateLimits.store must be a function/,
   ],
+  [
+    'documents options that are not an object',
+    { clientMetadataDocuments: 'on' as never },
+    /must be an object/,
+  ],
+  ['a negative cache floor', { clientMetadataDocuments: { minCacheSeconds: -1 } }, /minCacheSeconds/],
+  [
+    'a cache ceiling under the floor',
+    { clientMetadataDocuments: { minCacheSeconds: 600, maxCacheSeconds: 60 } },
+    /maxCacheSeconds must be a whole number from 600/,
+  ],
+  [
+    'documents enabled as a string',
+    { clientMetadataDocuments: { enabled: 'yes' as never } },
+    /enabled must be true/,
+  ],
+  ['a fetch deadline of 10 ms', { clientMetadataDocuments: { timeoutMs: 10 } }, /timeoutMs/],
+  ['a document cap of 100 bytes', { clientMetadataDocuments: { maxBytes: 100 } }, /maxBytes/],
+  [
+    'a resolver that is not a function',
+    { clientMetadataDocuments: { resolveHost: 1 as never } },
+    /resolveHost/,
+  ],
+  ['a CA that is not PEM', { clientMetadataDocuments: { ca: 'not a certificate' } }, /PEM certificates/],
 ])('refuses %s', (_name, options, message) => {
   expect(() =>
     createOAuthRouter(store, signer, options === null ? (undefined as never) : { ...base, ...options }),
