@@ -4,7 +4,6 @@
 // it, with that Node, outside the project's dependencies, and .ci/run always does.
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startDocumentServer, type DocumentServer } from '../helpers/document-server';
@@ -12,20 +11,13 @@ import { APP_USER, startExampleApp, type RunningExampleApp } from '../helpers/ex
 import { httpBrowser } from '../helpers/http-browser';
 import { CONFORMANCE_DIR, describeWith } from '../helpers/services';
 import { testCa } from '../helpers/test-ca';
+import { freePort } from '../helpers/ports';
 
 interface Check {
   id: string;
   status: string;
   description?: string;
   errorMessage?: string;
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }
 
 /** Every check of every scenario the run saved. */

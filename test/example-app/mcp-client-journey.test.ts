@@ -3,50 +3,13 @@
 // refresh when the access token expires, and no access after revocation on the "Connected apps" page.
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
-import type { OAuthClientInformationMixed, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
 import type { Browser, Page } from 'playwright-core';
 import { browserAvailable, launchChromium } from '../helpers/browser';
 import { APP_USER, snapshot, startExampleApp, type RunningExampleApp } from '../helpers/example-app';
 import { startCallbackServer, type CallbackServer } from '../helpers/live-server';
+import { memoryProvider } from '../helpers/mcp-client-provider';
 
 const describeInBrowser = browserAvailable ? describe : describe.skip;
-
-/** An OAuthClientProvider that keeps everything in memory and records where it was told to send the user. */
-function memoryProvider(redirectUrl: string) {
-  const state = {
-    client: undefined as OAuthClientInformationMixed | undefined,
-    tokens: undefined as OAuthTokens | undefined,
-    verifier: '',
-    authorizationUrls: [] as URL[],
-  };
-  const provider: OAuthClientProvider = {
-    redirectUrl,
-    clientMetadata: {
-      client_name: 'MCP SDK journey',
-      redirect_uris: [redirectUrl],
-      grant_types: ['authorization_code', 'refresh_token'],
-      response_types: ['code'],
-      token_endpoint_auth_method: 'client_secret_post',
-    },
-    clientInformation: () => state.client,
-    saveClientInformation: (client) => {
-      state.client = client;
-    },
-    tokens: () => state.tokens,
-    saveTokens: (tokens) => {
-      state.tokens = tokens;
-    },
-    redirectToAuthorization: (url) => {
-      state.authorizationUrls.push(url);
-    },
-    saveCodeVerifier: (verifier) => {
-      state.verifier = verifier;
-    },
-    codeVerifier: () => state.verifier,
-  };
-  return { provider, state };
-}
 
 async function signIn(page: Page, email = APP_USER.email, password = APP_USER.password) {
   await page.getByLabel('Email').fill(email);

@@ -2,7 +2,6 @@
 // instance issues, the other honours; atomic operations stay atomic across them; limits count requests to both.
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { chatGptDocument } from '../helpers/client-documents';
@@ -11,6 +10,7 @@ import { authorizeOn } from '../helpers/http-browser';
 import { testCa } from '../helpers/test-ca';
 import { createTestDatabase } from '../helpers/postgres-database';
 import { describeWith, REDIS_URL } from '../helpers/services';
+import { freePort } from '../helpers/ports';
 
 const ROOT = join(__dirname, '../..');
 const USER = { email: 'multi@example.com', password: 'a long multi password' };
@@ -18,14 +18,6 @@ const USER = { email: 'multi@example.com', password: 'a long multi password' };
 // Response bodies of the instances under test, read as loosely as a client would.
 type Json = any;
 const json = async (response: Response | Promise<Response>) => (await (await response).json()) as Json;
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 function startInstance(port: number, env: Record<string, string>): Promise<ChildProcess> {
   const child = spawn(process.execPath, [join(ROOT, 'dist/example-app/server.js')], {
@@ -199,7 +191,7 @@ describeWith('several instances behind a load balancer', { postgres: true, redis
   });
 
   test('a metadata-document client with private_key_jwt: authorized on one instance, served by both; an assertion is single-use across them', async () => {
-    const chatgpt = chatGptDocument(documents, '/multi/chatgpt.json', '127.0.0.1');
+    const chatgpt = chatGptDocument(documents, { path: '/multi/chatgpt.json', host: '127.0.0.1' });
     const redirectUris = chatgpt.document.redirect_uris as string[];
     const grant = await authorizeOn(
       a,

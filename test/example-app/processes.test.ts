@@ -3,13 +3,13 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { createPublicKey, generateKeyPairSync } from 'node:crypto';
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { claudeCodeDocument } from '../helpers/client-documents';
 import { startDocumentServer } from '../helpers/document-server';
 import { testCa } from '../helpers/test-ca';
+import { freePort } from '../helpers/ports';
 
 const ROOT = join(__dirname, '../..');
 const CLI = join(ROOT, 'dist/example-app/cli/user-create.js');
@@ -91,14 +91,6 @@ describe('npm run user:create', () => {
     expect(result.stderr).toMatch(message);
   });
 });
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 async function start(
   env: Record<string, string>,
@@ -182,7 +174,7 @@ describe('npm start', () => {
   test('CIMD_ALLOW_LOOPBACK=1 warns at start; without it a loopback document is refused (the default)', async () => {
     const documents = await startDocumentServer();
     try {
-      const claude = claudeCodeDocument(documents, '/oauth/claude', '127.0.0.1');
+      const claude = claudeCodeDocument(documents, { path: '/oauth/claude', host: '127.0.0.1' });
       const query = new URLSearchParams({
         response_type: 'code',
         client_id: claude.clientId,

@@ -4,51 +4,67 @@ import { generateKeyPairSync, randomUUID, type KeyObject } from 'node:crypto';
 import jwt from 'jsonwebtoken';
 import type { DocumentServer } from './document-server';
 
-/** Claude Code: a public client with portless loopback redirects, used with an ephemeral port. */
-export function claudeCodeDocument(
+/** Where a document is served, and what a test changes in it. */
+export interface DocumentOptions {
+  path?: string;
+  /** The host name of its URL (the certificate covers the test hosts and 127.0.0.1). */
+  host?: string;
+  redirectUris?: string[];
+  cacheControl?: string;
+}
+
+export interface PublishedDocument {
+  clientId: string;
+  path: string;
+  document: Record<string, unknown>;
+}
+
+/** Serves `shape` (the document without its client_id) at its URL, with the test's changes. */
+function publish(
   server: DocumentServer,
-  path = '/oauth/claude-code-client-metadata',
-  host = 'claude.ai.test',
-) {
-  const clientId = server.url(path, host);
-  const document = {
-    client_id: clientId,
-    client_name: 'Claude Code',
-    client_uri: 'https://claude.ai',
-    redirect_uris: ['http://localhost/callback', 'http://127.0.0.1/callback'],
-    grant_types: ['authorization_code', 'refresh_token'],
-    response_types: ['code'],
-    token_endpoint_auth_method: 'none',
-  };
-  server.json(path, document, 'max-age=3600');
+  defaults: Required<Pick<DocumentOptions, 'path' | 'host'>>,
+  options: DocumentOptions,
+  shape: (clientId: string) => Record<string, unknown>,
+): PublishedDocument {
+  const path = options.path ?? defaults.path;
+  const clientId = server.url(path, options.host ?? defaults.host);
+  const document: Record<string, unknown> = { client_id: clientId, ...shape(clientId) };
+  if (options.redirectUris) document.redirect_uris = options.redirectUris;
+  server.json(path, document, 'cacheControl' in options ? options.cacheControl : 'max-age=3600');
   return { clientId, path, document };
+}
+
+/** Claude Code: a public client with portless loopback redirects, used with an ephemeral port. */
+export function claudeCodeDocument(server: DocumentServer, options: DocumentOptions = {}): PublishedDocument {
+  return publish(
+    server,
+    { path: '/oauth/claude-code-client-metadata', host: 'claude.ai.test' },
+    options,
+    () => ({
+      client_name: 'Claude Code',
+      client_uri: 'https://claude.ai',
+      redirect_uris: ['http://localhost/callback', 'http://127.0.0.1/callback'],
+      grant_types: ['authorization_code', 'refresh_token'],
+      response_types: ['code'],
+      token_endpoint_auth_method: 'none',
+    }),
+  );
 }
 
 /** VS Code: a public client with a fixed-port loopback redirect and a web one. */
-export function vsCodeDocument(
-  server: DocumentServer,
-  redirectUris?: string[],
-  path = '/oauth/client-metadata.json',
-) {
-  const clientId = server.url(path, 'vscode.dev.test');
-  const document = {
-    client_id: clientId,
+export function vsCodeDocument(server: DocumentServer, options: DocumentOptions = {}): PublishedDocument {
+  return publish(server, { path: '/oauth/client-metadata.json', host: 'vscode.dev.test' }, options, () => ({
     client_name: 'Visual Studio Code',
     client_uri: 'https://code.visualstudio.com',
-    redirect_uris: redirectUris ?? ['http://127.0.0.1:33418/', 'https://vscode.dev/redirect'],
+    redirect_uris: ['http://127.0.0.1:33418/', 'https://vscode.dev/redirect'],
     grant_types: ['authorization_code', 'refresh_token'],
     response_types: ['code'],
     token_endpoint_auth_method: 'none',
-  };
-  server.json(path, document);
-  return { clientId, path, document };
+  }));
 }
 
-export interface KeyedClient {
-  clientId: string;
-  path: string;
+export interface KeyedClient extends PublishedDocument {
   jwksPath: string;
-  document: Record<string, unknown>;
   privateKey: KeyObject;
   kid: string;
   /** Replaces the published key with a new one (rotation); later assertions are signed with it. */
@@ -60,36 +76,31 @@ export interface KeyedClient {
 export interface AssertionOptions {
   lifetimeSeconds?: number;
   jti?: string;
+  /** Claims to add or replace; an undefined value removes the claim. */
   claims?: Record<string, unknown>;
-  key?: KeyObject | string;
-  algorithm?: jwt.Algorithm | 'none';
-  kid?: string | null;
+  key?: KeyObject;
+  kid?: string;
   now?: number;
 }
 
 /** ChatGPT: a confidential client that signs private_key_jwt assertions (RS256) with a key of its jwks_uri. */
-export function chatGptDocument(
-  server: DocumentServer,
-  path = '/oauth/chatgpt-client.json',
-  host = 'chatgpt.com.test',
-): KeyedClient {
-  const clientId = server.url(path, host);
+export function chatGptDocument(server: DocumentServer, options: DocumentOptions = {}): KeyedClient {
+  const path = options.path ?? '/oauth/chatgpt-client.json';
+  const host = options.host ?? 'chatgpt.com.test';
   const jwksPath = `${path}.jwks`;
+  const published = publish(server, { path, host }, options, () => ({
+    client_name: 'ChatGPT',
+    client_uri: 'https://chatgpt.com',
+    redirect_uris: ['https://chatgpt.com/connector_platform_oauth_redirect'],
+    grant_types: ['authorization_code', 'refresh_token'],
+    response_types: ['code'],
+    token_endpoint_auth_method: 'private_key_jwt',
+    token_endpoint_auth_signing_alg: 'RS256',
+    jwks_uri: server.url(jwksPath, host),
+  }));
   const client: KeyedClient = {
-    clientId,
-    path,
+    ...published,
     jwksPath,
-    document: {
-      client_id: clientId,
-      client_name: 'ChatGPT',
-      client_uri: 'https://chatgpt.com',
-      redirect_uris: ['https://chatgpt.com/connector_platform_oauth_redirect'],
-      grant_types: ['authorization_code', 'refresh_token'],
-      response_types: ['code'],
-      token_endpoint_auth_method: 'private_key_jwt',
-      token_endpoint_auth_signing_alg: 'RS256',
-      jwks_uri: server.url(jwksPath, host),
-    },
     privateKey: undefined as unknown as KeyObject,
     kid: '',
     rotate() {
@@ -99,27 +110,24 @@ export function chatGptDocument(
       const jwk = { ...publicKey.export({ format: 'jwk' }), kid: client.kid, use: 'sig', alg: 'RS256' };
       server.json(jwksPath, { keys: [jwk] }, 'max-age=3600');
     },
-    assertion(audience, options = {}) {
-      const now = Math.floor((options.now ?? Date.now()) / 1000);
+    assertion(audience, assertion = {}) {
+      const now = Math.floor((assertion.now ?? Date.now()) / 1000);
       const claims: Record<string, unknown> = {
-        iss: clientId,
-        sub: clientId,
+        iss: published.clientId,
+        sub: published.clientId,
         aud: audience,
         iat: now,
-        exp: now + (options.lifetimeSeconds ?? 60),
-        jti: options.jti ?? randomUUID(),
-        ...options.claims,
+        exp: now + (assertion.lifetimeSeconds ?? 60),
+        jti: assertion.jti ?? randomUUID(),
+        ...assertion.claims,
       };
       for (const [name, value] of Object.entries(claims)) if (value === undefined) delete claims[name];
-      const algorithm = options.algorithm ?? 'RS256';
-      const kid = options.kid === null ? undefined : (options.kid ?? client.kid);
-      return jwt.sign(claims, (options.key ?? client.privateKey) as jwt.Secret, {
-        algorithm: algorithm as jwt.Algorithm,
-        ...(kid ? { keyid: kid } : {}),
+      return jwt.sign(claims, assertion.key ?? client.privateKey, {
+        algorithm: 'RS256',
+        keyid: assertion.kid ?? client.kid,
       });
     },
   };
   client.rotate();
-  server.json(path, client.document, 'max-age=3600');
   return client;
 }

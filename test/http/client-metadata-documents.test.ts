@@ -98,7 +98,7 @@ describe('Client ID Metadata Documents', () => {
 
     test('the consent page names the publishing host and warns that every redirect stays on this computer', async () => {
       start();
-      const claude = claudeCodeDocument(documents, '/oauth/claude-consent');
+      const claude = claudeCodeDocument(documents, { path: '/oauth/claude-consent' });
       const { browser } = await authorizeInBrowser(
         server.app,
         asClient(claude.clientId, 'http://127.0.0.1:4999/callback'),
@@ -124,7 +124,7 @@ describe('Client ID Metadata Documents', () => {
 
     test('a second installation of the same client does not end the first one’s grant', async () => {
       start();
-      const claude = claudeCodeDocument(documents, '/oauth/claude-twice');
+      const claude = claudeCodeDocument(documents, { path: '/oauth/claude-twice' });
       const tokens = [];
       for (const port of [50001, 50002]) {
         const redirectUri = `http://127.0.0.1:${port}/callback`;
@@ -246,7 +246,7 @@ describe('Client ID Metadata Documents', () => {
 
     test('without allowLoopback the loopback document host is refused (the default)', async () => {
       start({ clientMetadataDocuments: { ca: testCa().caPem, resolveHost: resolveToLoopback } });
-      const claude = claudeCodeDocument(documents, '/oauth/claude-default');
+      const claude = claudeCodeDocument(documents, { path: '/oauth/claude-default' });
       const res = await authorizePage(claude.clientId, 'http://127.0.0.1:5000/callback');
       expect(res.status).toBe(401);
       expect(res.text).toMatch(/a loopback address, which is never fetched/);
@@ -284,7 +284,7 @@ describe('Client ID Metadata Documents', () => {
 
     test('with documents turned off, a URL client_id is unknown and the metadata does not offer them', async () => {
       start({ clientMetadataDocuments: { enabled: false } });
-      const claude = claudeCodeDocument(documents, '/oauth/claude-off');
+      const claude = claudeCodeDocument(documents, { path: '/oauth/claude-off' });
       const res = await authorizePage(claude.clientId, 'http://127.0.0.1:5000/callback');
       expect(res.status).toBe(400);
       expect(res.text).toContain('not registered');
@@ -321,7 +321,9 @@ describe('Client ID Metadata Documents', () => {
 
     beforeEach(() => {
       start();
-      chatgpt = chatGptDocument(documents, `/oauth/chatgpt-${Math.random().toString(36).slice(2)}.json`);
+      chatgpt = chatGptDocument(documents, {
+        path: `/oauth/chatgpt-${Math.random().toString(36).slice(2)}.json`,
+      });
     });
 
     test('exchanges a code and refreshes with RS256 assertions; the issuer is an accepted audience too', async () => {
@@ -446,7 +448,7 @@ describe('Client ID Metadata Documents', () => {
   describe('the cache', () => {
     test('one fetch serves 20 concurrent first requests', async () => {
       start();
-      const claude = claudeCodeDocument(documents, '/oauth/claude-concurrent');
+      const claude = claudeCodeDocument(documents, { path: '/oauth/claude-concurrent' });
       const pages = await Promise.all(
         Array.from({ length: 20 }, () => authorizePage(claude.clientId, 'http://127.0.0.1:5000/callback')),
       );
@@ -466,8 +468,11 @@ describe('Client ID Metadata Documents', () => {
         start();
         const path = `/oauth/cached-${Math.random().toString(36).slice(2)}.json`;
         const header = label.startsWith('no header') ? undefined : label.split(' ')[0];
-        const vscode = vsCodeDocument(documents, ['http://127.0.0.1:33418/'], path);
-        documents.json(path, vscode.document, header);
+        const vscode = vsCodeDocument(documents, {
+          path,
+          redirectUris: ['http://127.0.0.1:33418/'],
+          cacheControl: header,
+        });
         const moved = { ...vscode.document, redirect_uris: ['http://127.0.0.1:33418/moved'] };
         expect((await authorizePage(vscode.clientId, 'http://127.0.0.1:33418/')).status).toBe(200);
         documents.json(path, moved, header);
