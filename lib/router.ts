@@ -50,6 +50,13 @@ export function createOAuthRouter(
     throw new TypeError(
       'createOAuthRouter: the first argument must be a store (e.g. createSqliteStore(path)).',
     );
+  for (const method of ['saveClientDocument', 'useAssertionId'] as const) {
+    if (typeof store[method] !== 'function')
+      throw new TypeError(
+        `createOAuthRouter: the store has no ${method}(); client metadata documents and private_key_jwt need it ` +
+          '(see OAuthStore in the README).',
+      );
+  }
   if (!signer || typeof signer.signAccessToken !== 'function')
     throw new TypeError('createOAuthRouter: the second argument must be a signer (createJwtSigner()).');
   const config = parseOptions(options);
