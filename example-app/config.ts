@@ -1,4 +1,4 @@
-// The reference app's settings, from the environment (see example-app/README.md).
+// The reference app's settings, from the environment (README.md, "The reference app", lists each one).
 import { resolve } from 'node:path';
 
 export interface AppConfig {

@@ -5,6 +5,7 @@ import { createSafeFetcher, systemResolveHost } from './cimd/safe-fetch';
 import { createClientLookup, type OAuthContext } from './context';
 import { createSealer } from './crypto/seal';
 import type { JwtSigner } from './crypto/signer';
+import { OAuthError } from './errors';
 import { authorizePageHandler, decisionHandler, signInHandler } from './handlers/authorize';
 import {
   authorizationServerMetadataHandler,
@@ -19,7 +20,6 @@ import { allowMethods } from './middleware/allowed-methods';
 import { createRequireBearer, type RequireBearerOptions } from './middleware/bearer';
 import { createBearerCache } from './middleware/bearer-cache';
 import { openCors } from './middleware/cors';
-import { OAuthError } from './errors';
 import { createErrorHandler } from './middleware/error-handler';
 import { createRateLimiters } from './middleware/rate-limits';
 import { parseOptions, type OAuthConfig, type OAuthRouterOptions } from './options';
