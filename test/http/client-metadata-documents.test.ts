@@ -1,7 +1,8 @@
 // Client ID Metadata Documents end to end over HTTP: real-shaped documents served over HTTPS on loopback (a test
 // CA), every refusal shown as a page (never a redirect), private_key_jwt at the token and revocation endpoints, and
 // the cache, with a fake clock.
-import { createHmac, generateKeyPairSync } from 'node:crypto';
+import { createHmac, createPublicKey, generateKeyPairSync, randomUUID } from 'node:crypto';
+import jwt from 'jsonwebtoken';
 import request from 'supertest';
 import { resolveToLoopback, startDocumentServer, type DocumentServer } from '../helpers/document-server';
 import {
@@ -23,6 +24,13 @@ import { testCa } from '../helpers/test-ca';
 import type { OAuthRouterOptions } from '../../lib/options';
 
 const TOKEN_ENDPOINT = `${ISSUER}/v1/oauth/token`;
+
+/** An assertion whose header claims `alg` (the signature does not matter: the key lookup refuses it first). */
+function forgedAlg(alg: string, clientId: string, now: number): string {
+  const encode = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
+  const claims = { iss: clientId, sub: clientId, aud: TOKEN_ENDPOINT, exp: now + 60, jti: randomUUID() };
+  return `${encode({ alg, kid: 'k1' })}.${encode(claims)}.c2ln`;
+}
 const ASSERTION_TYPE = 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer';
 
 describe('Client ID Metadata Documents', () => {
@@ -387,7 +395,11 @@ describe('Client ID Metadata Documents', () => {
       ['with alg none', () => forged('none'), /signed with none/],
       [
         'HS256 with the public key as the secret',
-        () => forged('HS256', JSON.stringify(chatgpt.privateKey.export({ format: 'jwk' }))),
+        () =>
+          forged(
+            'HS256',
+            createPublicKey(chatgpt.privateKey).export({ format: 'pem', type: 'spki' }).toString(),
+          ),
         /signed with HS256/,
       ],
       ['with an unknown kid', () => sign({ kid: 'nobody' }), /no RS256 key with kid "nobody"/],
@@ -443,6 +455,62 @@ describe('Client ID Metadata Documents', () => {
         .send({ grant_type: 'refresh_token', refresh_token: 'x.y', ...fields });
       expect(res.status).toBe(status);
     });
+  });
+
+  describe('private_key_jwt for a registered client (inline jwks)', () => {
+    test.each([
+      ['ES256', () => generateKeyPairSync('ec', { namedCurve: 'P-256' })],
+      ['PS256', () => generateKeyPairSync('rsa', { modulusLength: 2048 })],
+      ['RS256', () => generateKeyPairSync('rsa', { modulusLength: 2048 })],
+    ] as const)(
+      '%s assertions are accepted; a key of the wrong type for the alg is not',
+      async (alg, makeKeys) => {
+        start();
+        const { privateKey, publicKey } = makeKeys();
+        const client = await registerClient(server.app, {
+          token_endpoint_auth_method: 'private_key_jwt',
+          jwks: { keys: [{ ...publicKey.export({ format: 'jwk' }), kid: 'k1' }] },
+        });
+        const { code, pkce } = await authorizeInBrowser(server.app, client);
+        const now = Math.floor(server.clock.now() / 1000);
+        const assertion = (algorithm: jwt.Algorithm) =>
+          jwt.sign(
+            {
+              iss: client.client_id,
+              sub: client.client_id,
+              aud: TOKEN_ENDPOINT,
+              exp: now + 60,
+              jti: randomUUID(),
+            },
+            privateKey,
+            { algorithm, keyid: 'k1' },
+          );
+        const token = await request(server.app)
+          .post('/v1/oauth/token')
+          .type('form')
+          .send({
+            grant_type: 'authorization_code',
+            code,
+            redirect_uri: client.redirect_uris[0],
+            code_verifier: pkce.verifier,
+            client_assertion_type: ASSERTION_TYPE,
+            client_assertion: assertion(alg),
+          });
+        expect(token.status).toBe(200);
+        // An EC key cannot verify an RSA algorithm, nor an RSA key ES256.
+        const other = await request(server.app)
+          .post('/v1/oauth/token')
+          .type('form')
+          .send({
+            grant_type: 'refresh_token',
+            refresh_token: token.body.refresh_token,
+            client_assertion_type: ASSERTION_TYPE,
+            client_assertion: forgedAlg(alg === 'ES256' ? 'RS256' : 'ES256', client.client_id, now),
+          });
+        expect(other.status).toBe(401);
+        expect(other.body.error_description).toMatch(/no (RS256|ES256) key with kid "k1"/);
+      },
+    );
   });
 
   describe('the cache', () => {
