@@ -41,6 +41,8 @@ describe('safe fetch', () => {
     ];
   }
 
+  // claude.ai.test exists in no DNS: that this succeeds shows the socket went to the address the injected resolver
+  // gave and the check passed (no second lookup anywhere), while the Host header still names the host.
   test('fetches JSON from a host whose addresses were checked, without cookies or credentials', async () => {
     server.json('/doc.json', { hello: 'world' }, 'max-age=600');
     const result = await fetcher().getJson(server.url('/doc.json', 'claude.ai.test'), JSON_ONLY);
