@@ -96,6 +96,12 @@ interface UserRow {
 
 /** The user with this email and password, or null; the same work is done whether or not the email exists. */
 export async function authenticateUser(db: AppDb, email: string, password: string): Promise<AppUser | null> {
+  // A malformed email (a control character, which PostgreSQL cannot even compare) matches nobody; the hash is still
+  // checked, so the answer takes as long as for a real account.
+  if (!EMAIL.test(email) || email.length > 254 || /[\u0000-\u001f\u007f]/.test(email)) {
+    verifyPassword(password, DUMMY_HASH);
+    return null;
+  }
   const row = await db.get<UserRow>(
     'SELECT id, email, name, company_id, password_hash FROM users WHERE lower(email) = lower(?)',
     [email],

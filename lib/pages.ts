@@ -60,6 +60,8 @@ export function createPages(config: OAuthConfig): Pages {
 
   return {
     headers: function pageSecurityHeaders(req, res, next) {
+      // Any error from here on (a refused parameter, a rate limit) is shown as a page: a browser is reading.
+      res.locals.oauthPage = true;
       res.locals.cspNonce = randomBytes(16).toString('base64');
       res.setHeader('Cache-Control', 'no-store');
       res.setHeader('Pragma', 'no-cache');

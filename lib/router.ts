@@ -19,6 +19,7 @@ import { tokenHandler } from './handlers/token';
 import { allowMethods } from './middleware/allowed-methods';
 import { createRequireBearer, type RequireBearerOptions } from './middleware/bearer';
 import { createBearerCache } from './middleware/bearer-cache';
+import { refuseControlCharacters } from './middleware/control-characters';
 import { openCors } from './middleware/cors';
 import { createErrorHandler } from './middleware/error-handler';
 import { createRateLimiters } from './middleware/rate-limits';
@@ -101,6 +102,7 @@ export function createOAuthRouter(
     );
   };
   const errorHandler = createErrorHandler(config, pages);
+  const plainText = refuseControlCharacters();
 
   // Public documents: GET with open CORS (set by the document handler itself, one step less on a hot path),
   // OPTIONS for preflights, 405 for the rest.
@@ -139,29 +141,42 @@ export function createOAuthRouter(
   router
     .route('/v1/oauth/register')
     .all(openCors(['POST']))
-    .post(limits.register, registrationJson, registerHandler(ctx))
+    .post(
+      limits.register,
+      registrationJson,
+      refuseControlCharacters('invalid_client_metadata'),
+      registerHandler(ctx),
+    )
     .all(allowMethods(['POST']));
   router
     .route('/v1/oauth/authorize')
-    .get(pages.headers, limits.authorize, authorizePageHandler(ctx))
+    .get(pages.headers, limits.authorize, plainText, authorizePageHandler(ctx))
     .all(allowMethods(['GET']));
   router
     .route('/v1/oauth/authorize/sign-in')
-    .post(pages.headers, limits.authorize, form, limits.signIn, limits.signInPerAccount, signInHandler(ctx))
+    .post(
+      pages.headers,
+      limits.authorize,
+      form,
+      plainText,
+      limits.signIn,
+      limits.signInPerAccount,
+      signInHandler(ctx),
+    )
     .all(allowMethods(['POST']));
   router
     .route('/v1/oauth/authorize/decision')
-    .post(pages.headers, limits.authorize, form, decisionHandler(ctx))
+    .post(pages.headers, limits.authorize, form, plainText, decisionHandler(ctx))
     .all(allowMethods(['POST']));
   router
     .route('/v1/oauth/token')
     .all(openCors(['POST']))
-    .post(limits.token, form, json, tokenHandler(ctx))
+    .post(limits.token, form, json, plainText, tokenHandler(ctx))
     .all(allowMethods(['POST']));
   router
     .route('/v1/oauth/revoke')
     .all(openCors(['POST']))
-    .post(limits.revoke, form, json, revokeHandler(ctx))
+    .post(limits.revoke, form, json, plainText, revokeHandler(ctx))
     .all(allowMethods(['POST']));
   router.use(errorHandler);
 

@@ -7,7 +7,7 @@ import { assertionSubject, JWT_BEARER_ASSERTION, verifyClientAssertion } from '.
 import { secretMatchesHash } from '../crypto/secrets';
 import { OAuthError } from '../errors';
 import type { ClientRecord, TokenEndpointAuthMethod } from '../store/types';
-import { readParam } from '../util/params';
+import { containsControlCharacter, readParam } from '../util/params';
 
 interface PresentedCredentials {
   method: TokenEndpointAuthMethod;
@@ -131,10 +131,11 @@ function parseBasic(encoded: string): { clientId: string; clientSecret: string }
   try {
     // RFC 6749 §2.3.1: both parts are form-urlencoded before being joined.
     const formDecode = (value: string) => decodeURIComponent(value.replace(/\+/g, ' '));
-    return {
-      clientId: formDecode(decoded.slice(0, colon)),
-      clientSecret: formDecode(decoded.slice(colon + 1)),
-    };
+    const clientId = formDecode(decoded.slice(0, colon));
+    const clientSecret = formDecode(decoded.slice(colon + 1));
+    // The header is outside the parameter check of the routes: control characters are refused here.
+    if (containsControlCharacter(clientId) || containsControlCharacter(clientSecret)) throw invalid();
+    return { clientId, clientSecret };
   } catch {
     throw invalid();
   }

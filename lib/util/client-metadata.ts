@@ -4,6 +4,7 @@
 import { createPublicKey } from 'node:crypto';
 import { OAuthError } from '../errors';
 import type { TokenEndpointAuthMethod } from '../store/types';
+import { containsControlCharacter } from './params';
 import { redirectUriProblem } from './redirect-uri';
 import { parseScope } from './scopes';
 
@@ -49,6 +50,8 @@ export function stringList(body: Fields, name: string, max: number): string[] | 
   ) {
     throw invalidMetadata(`${name} must be an array of at most ${max} strings.`);
   }
+  if (value.some((item) => containsControlCharacter(item)))
+    throw invalidMetadata(`${name} must not hold control characters.`);
   return [...new Set(value as string[])];
 }
 
@@ -57,6 +60,8 @@ export function text(body: Fields, name: string, max: number): string | undefine
   if (value === undefined || value === null) return undefined;
   if (typeof value !== 'string' || value.length > max)
     throw invalidMetadata(`${name} must be a string of at most ${max} characters.`);
+  // Checked here as well as on requests: a fetched metadata document never passes the request middleware.
+  if (containsControlCharacter(value)) throw invalidMetadata(`${name} must not hold control characters.`);
   return value;
 }
 

@@ -3,6 +3,14 @@
 import { OAuthError } from '../errors';
 
 const MAX_PARAM_LENGTH = 4096;
+// C0 controls (NUL, tab, line breaks, escape, ...) and DEL: no OAuth parameter or metadata field holds one.
+// eslint-disable-next-line no-control-regex
+const CONTROL_CHARACTER = /[\u0000-\u001f\u007f]/;
+
+/** Whether a string holds a C0 control character or DEL. */
+export function containsControlCharacter(value: string): boolean {
+  return CONTROL_CHARACTER.test(value);
+}
 
 /** The value of one parameter, or undefined when absent or empty; invalid_request when repeated or not text. */
 export function readParam(source: unknown, name: string): string | undefined {

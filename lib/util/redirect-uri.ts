@@ -1,6 +1,8 @@
 // Redirect URI rules: which URIs a client may register (RFC 7591 §2, RFC 8252 §7, RFC 9700 §4.1), and how a
 // requested URI is matched against the registered ones (exact, but for the port of http loopback, RFC 8252 §7.3).
 
+import { containsControlCharacter } from './params';
+
 const LOOPBACK_HOSTS = new Set(['127.0.0.1', '[::1]', 'localhost']);
 /** Schemes that run code or read local files in a browser: never a redirect target. */
 const FORBIDDEN_SCHEMES = new Set([
@@ -28,7 +30,7 @@ export function redirectUriProblem(value: unknown): string | null {
   }
   // RFC 6749 §3.1.2: the redirection endpoint URI MUST NOT include a fragment component.
   if (value.includes('#')) return 'a redirect URI must not contain a fragment';
-  if (/[\s<>"'\\^`{|}]/.test(value))
+  if (/[\s<>"'\\^`{|}]/.test(value) || containsControlCharacter(value))
     return 'a redirect URI must not contain spaces, quotes or angle brackets';
   const scheme = url.protocol;
   if (FORBIDDEN_SCHEMES.has(scheme) || OTHER_NETWORK_SCHEMES.has(scheme)) {
