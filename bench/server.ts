@@ -107,7 +107,6 @@ async function build(): Promise<express.Express> {
         db: example.db,
         oauth: noAuth as unknown as OAuthRouter,
         resource: RESOURCE,
-        allowedHosts: ['127.0.0.1'],
         baseUrl: new URL(RESOURCE).origin,
         allowedOrigins: [],
       }),

@@ -15,6 +15,7 @@ import type { AppConfig } from './config';
 import type { AppDb } from './db/database';
 import { openAppDatabase } from './db/open';
 import { cookieSecret, signingKeyPem } from './db/secrets';
+import { checkHost } from './http/guards';
 import { createMcpEndpoint } from './mcp/endpoint';
 import { connectRateLimitStore } from './rate-limit-store';
 import { authenticateUser } from './users';
@@ -65,15 +66,21 @@ export async function createExampleApp(
   app.disable('x-powered-by');
   // Behind a load balancer, the client's address (for rate limits) is in X-Forwarded-For: trust that many hops.
   if (config.trustProxy !== undefined) app.set('trust proxy', config.trustProxy);
-  app.use(oauth);
   const base = new URL(config.baseUrl);
+  // DNS rebinding protection before any route: the OAuth endpoints, the account pages and /mcp alike.
+  app.use(
+    checkHost(
+      [base.hostname, 'localhost', '127.0.0.1', '[::1]'],
+      `${base.origin}/.well-known/oauth-protected-resource${new URL(resource).pathname}`,
+    ),
+  );
+  app.use(oauth);
   app.use(
     '/mcp',
     createMcpEndpoint({
       db,
       oauth,
       resource,
-      allowedHosts: [...new Set([base.hostname, 'localhost', '127.0.0.1', '[::1]'])],
       allowedOrigins: config.allowedOrigins,
       baseUrl: config.baseUrl,
       serverName: config.serviceName,

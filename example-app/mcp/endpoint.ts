@@ -5,8 +5,8 @@ import express, { type RequestHandler, type Router } from 'express';
 import { z } from 'zod';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { hostHeaderValidation } from '@modelcontextprotocol/sdk/server/middleware/hostHeaderValidation.js';
 import type { AuthenticatedRequest, OAuthRouter } from '../../lib';
+import { refuseMcp } from '../http/guards';
 import { findUser } from '../users';
 import { toolError, toolResult, type ToolContext } from './tool';
 import { ALL_TOOLS, TOOLS_BY_NAME } from './tools';
@@ -16,8 +16,6 @@ export interface McpEndpointOptions {
   oauth: OAuthRouter;
   /** The public URL of the MCP endpoint, i.e. the protected resource. */
   resource: string;
-  /** Host names the Host header may carry (DNS rebinding protection). */
-  allowedHosts: string[];
   /** The public base URL: its origin may always call /mcp from a browser. */
   baseUrl: string;
   /** More origins that may (ALLOWED_ORIGINS). */
@@ -50,7 +48,11 @@ const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
  * The MCP transport spec: a server MUST validate Origin, and refuse with 403 an origin it does not allow (a web page
  * the user happens to visit must not drive the tool server). A request without Origin (not from a browser) passes.
  */
-export function checkOrigin(baseUrl: string, extra: readonly string[]): RequestHandler {
+export function checkOrigin(
+  baseUrl: string,
+  extra: readonly string[],
+  resourceMetadata: string,
+): RequestHandler {
   const base = new URL(baseUrl);
   const allowed = new Set([base.origin, ...extra]);
   const anyLoopback = LOOPBACK_HOSTS.has(base.hostname);
@@ -63,14 +65,8 @@ export function checkOrigin(baseUrl: string, extra: readonly string[]): RequestH
       (allowed.has(parsed.origin) ||
         (anyLoopback && LOOPBACK_HOSTS.has(parsed.hostname) && /^https?:$/.test(parsed.protocol)));
     if (ok) return next();
-    res.status(403).json({
-      jsonrpc: '2.0',
-      error: {
-        code: -32000,
-        message: `Forbidden: the origin ${String(origin).slice(0, 200)} may not call this server.`,
-      },
-      id: null,
-    });
+    const description = `The origin ${String(origin).slice(0, 200)} may not call this server.`;
+    refuseMcp(res, 403, resourceMetadata, 'invalid_request', description);
   };
 }
 
@@ -78,7 +74,6 @@ export function createMcpEndpoint({
   db,
   oauth,
   resource,
-  allowedHosts,
   baseUrl,
   allowedOrigins,
   serverName = 'business-service',
@@ -95,12 +90,7 @@ export function createMcpEndpoint({
       const tool = TOOLS_BY_NAME.get(String(message.params?.name));
       if (tool && !scopes.includes(tool.scope)) {
         const description = `The tool ${tool.name} needs the scope ${tool.scope}.`;
-        res.setHeader(
-          'WWW-Authenticate',
-          `Bearer error="insufficient_scope", scope="${tool.scope}", resource_metadata="${resourceMetadata}", error_description="${description}"`,
-        );
-        res.status(403).json({ error: 'insufficient_scope', error_description: description });
-        return;
+        return refuseMcp(res, 403, resourceMetadata, 'insufficient_scope', description, tool.scope);
       }
     }
     next();
@@ -111,10 +101,13 @@ export function createMcpEndpoint({
       const { auth } = req as AuthenticatedRequest;
       const user = await findUser(db, auth.userId);
       if (!user) {
-        res
-          .status(401)
-          .json({ error: 'invalid_token', error_description: 'The user of this token no longer exists.' });
-        return;
+        return refuseMcp(
+          res,
+          401,
+          resourceMetadata,
+          'invalid_token',
+          'The user of this token no longer exists.',
+        );
       }
       const context: ToolContext = { db, userId: user.id, companyId: user.companyId };
       const server = new McpServer({ name: serverName, version: '1.0.0' }, { capabilities: { tools: {} } });
@@ -167,9 +160,9 @@ export function createMcpEndpoint({
     });
   };
 
-  router.use(checkOrigin(baseUrl, allowedOrigins));
+  // The Host check (DNS rebinding) covers every route of the app, /mcp included: see http/guards.ts.
+  router.use(checkOrigin(baseUrl, allowedOrigins, resourceMetadata));
   router.use(allowCors);
-  router.use(hostHeaderValidation(allowedHosts));
   router.post(
     '/',
     oauth.requireBearer({ resource }),

@@ -51,7 +51,28 @@ test('DNS rebinding: a request whose Host is not this server is refused, token o
   const token = await app.mintToken(ALL_SCOPES);
   const res = await mcpPost(token).set('Host', 'attacker.example').send(listTools);
   expect(res.status).toBe(403);
+  expect(res.headers['www-authenticate']).toMatch(/^Bearer error="invalid_request", resource_metadata="/);
   expect((await mcpPost(token).send(listTools)).status).toBe(200);
+});
+
+test.each([
+  ['GET', '/.well-known/oauth-authorization-server'],
+  ['POST', '/v1/oauth/token'],
+  ['POST', '/v1/oauth/register'],
+  ['GET', '/v1/oauth/authorize'],
+  ['GET', '/account/sign-in'],
+  ['POST', '/account/connected-apps/revoke'],
+])('DNS rebinding: %s %s with a foreign Host is refused like /mcp', async (method, path) => {
+  const res = await request(app.baseUrl)
+    [method === 'GET' ? 'get' : 'post'](path)
+    .set('Host', 'rebound.attacker.example:80');
+  expect(res.status).toBe(403);
+  expect(res.body).toEqual({ error: 'invalid_request', error_description: expect.stringMatching(/host/) });
+  // This server's own names still work, with or without a port.
+  const ok = await request(app.baseUrl)
+    .get('/.well-known/oauth-authorization-server')
+    .set('Host', 'localhost:1234');
+  expect(ok.status).toBe(200);
 });
 
 test('a CORS preflight is answered for browser-based MCP clients', async () => {
@@ -84,7 +105,12 @@ test('a token whose user was deleted is refused', async () => {
   const ghost = await createUser(app.db, { email: 'ghost@example.com', password: 'a ghostly password' });
   const token = await app.mintToken(ALL_SCOPES, ghost);
   await app.db.run('DELETE FROM users WHERE id = ?', [Number(ghost.id)]);
-  expect((await mcpPost(token).send(listTools)).status).toBe(401);
+  const res = await mcpPost(token).send(listTools);
+  expect(res.status).toBe(401);
+  // RFC 6750 §3: every refusal of the tool server says where to authorize.
+  expect(res.headers['www-authenticate']).toBe(
+    `Bearer error="invalid_token", resource_metadata="${app.baseUrl}/.well-known/oauth-protected-resource/mcp", error_description="The user of this token no longer exists."`,
+  );
 });
 
 test('a batch that hides an out-of-scope call among allowed ones is refused whole', async () => {
@@ -116,6 +142,7 @@ describe('Origin (MCP transport: a page the user visits must not drive the tool 
     if (origin) req.set('Origin', origin === 'BASE' ? app.baseUrl : origin);
     const res = await req.send(listTools);
     expect(res.status).toBe(status);
+    if (status === 403) expect(res.headers['www-authenticate']).toMatch(/^Bearer error="invalid_request"/);
   });
 
   test('a foreign origin is refused before the token is even looked at, preflights included', async () => {
@@ -133,7 +160,10 @@ describe('Origin (MCP transport: a page the user visits must not drive the tool 
     ['https://mcp.example.com', ['https://inspector.example'], 'https://inspector.example', 200],
     ['https://mcp.example.com', ['https://inspector.example'], 'https://other.example', 403],
   ])('BASE_URL %s with ALLOWED_ORIGINS %j: Origin %s gets %i', async (base, extra, origin, status) => {
-    const probe = express().use(checkOrigin(base, extra), (_req, res) => void res.sendStatus(200));
+    const probe = express().use(
+      checkOrigin(base, extra, `${base}/.well-known/oauth-protected-resource/mcp`),
+      (_req, res) => res.sendStatus(200),
+    );
     expect((await request(probe).post('/').set('Origin', origin)).status).toBe(status);
   });
 

@@ -1,0 +1,51 @@
+// Guards every route of the app shares: the Host check (DNS rebinding) and the Bearer challenge the tool server
+// sends with each of its 401 and 403 answers (RFC 6750 §3, RFC 9728 §5.1), so a client always learns where to
+// authorize, whatever refused it.
+import type { Request, RequestHandler, Response } from 'express';
+
+/** The `WWW-Authenticate` value of a refusal by the tool server. */
+export function bearerChallenge(
+  resourceMetadata: string,
+  error: 'invalid_request' | 'invalid_token' | 'insufficient_scope',
+  description: string,
+  scope?: string,
+): string {
+  const parts = [`error="${error}"`];
+  if (scope) parts.push(`scope="${scope}"`);
+  parts.push(
+    `resource_metadata="${resourceMetadata}"`,
+    `error_description="${description.replace(/["\\]/g, '')}"`,
+  );
+  return `Bearer ${parts.join(', ')}`;
+}
+
+/** Answers a refusal of the tool server: the status, its Bearer challenge, and the RFC 6750 error as JSON. */
+export function refuseMcp(
+  res: Response,
+  status: 401 | 403,
+  resourceMetadata: string,
+  error: 'invalid_request' | 'invalid_token' | 'insufficient_scope',
+  description: string,
+  scope?: string,
+): void {
+  res.setHeader('WWW-Authenticate', bearerChallenge(resourceMetadata, error, description, scope));
+  res.status(status).json({ error, error_description: description });
+}
+
+/**
+ * DNS rebinding protection for every route: a request whose Host is not one of this server's names is refused
+ * with 403 before anything runs (a page that rebinds its own name to 127.0.0.1 cannot reach the OAuth or account
+ * routes either). Requests to the tool server get its Bearer challenge with the refusal.
+ */
+export function checkHost(allowedHosts: readonly string[], resourceMetadata: string): RequestHandler {
+  const allowed = new Set(allowedHosts);
+  const isToolServer = (req: Request) => req.path === '/mcp' || req.path.startsWith('/mcp/');
+  return function rejectForeignHost(req, res, next) {
+    const header = req.headers.host ?? '';
+    const hostname = URL.canParse(`http://${header}`) ? new URL(`http://${header}`).hostname : undefined;
+    if (header && hostname !== undefined && allowed.has(hostname)) return next();
+    const description = `This server does not answer to the host ${header.slice(0, 100) || '(none)'}.`;
+    if (isToolServer(req)) return refuseMcp(res, 403, resourceMetadata, 'invalid_request', description);
+    res.status(403).json({ error: 'invalid_request', error_description: description });
+  };
+}
