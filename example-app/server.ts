@@ -25,9 +25,23 @@ async function main(): Promise<void> {
   process.on('SIGTERM', stop);
 }
 
-main().catch((error: unknown) => {
-  console.error(
-    `Cannot start: ${error instanceof ConfigError ? error.message : String((error as Error)?.stack ?? error)}`,
-  );
-  process.exit(1);
-});
+/**
+ * Why the app could not start, in one line: a setting to fix (ConfigError, or an option the library refused), or what
+ * failed (a database it cannot reach, a file it cannot open), with the system's error code. The stack is for
+ * DEBUG=1: whoever reads this line is running the app, not debugging it.
+ */
+export function startupFailure(error: unknown, debug = false): string {
+  const { message, code } = (error ?? {}) as { message?: unknown; code?: unknown };
+  const text = typeof message === 'string' && message ? message : String(error);
+  const line = `Cannot start: ${text.split('\n')[0]}${typeof code === 'string' && !text.includes(code) ? ` (${code})` : ''}`;
+  return debug && error instanceof Error && !(error instanceof ConfigError)
+    ? `${line}\n${error.stack}`
+    : line;
+}
+
+if (require.main === module) {
+  main().catch((error: unknown) => {
+    console.error(startupFailure(error, process.env.DEBUG === '1'));
+    process.exit(1);
+  });
+}

@@ -1,7 +1,7 @@
 // Opens the app's database: SQLite at DATABASE_PATH (its folder created, the file readable by its owner only), or
 // PostgreSQL at DATABASE_URL. The OAuth store and the business tables share it.
-import { chmodSync, mkdirSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { chmodSync, existsSync, mkdirSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import { Pool } from 'pg';
 import { createPostgresStore, createSqliteStore, type OAuthStore } from '../../lib';
@@ -38,7 +38,7 @@ export async function openAppDatabase(target: {
     }
   }
   const path = target.databasePath;
-  if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+  if (path !== ':memory:') makeFolder(dirname(path));
   const sqlite = new Database(path);
   // The file holds the signing key and the users' password hashes: readable by this user only. SQLite gives its
   // -wal and -shm files the same permissions.
@@ -55,4 +55,24 @@ export async function openAppDatabase(target: {
       if (sqlite.open) sqlite.close();
     },
   };
+}
+
+/**
+ * Creates a folder and its missing parents, one level at a time. Not mkdirSync's `recursive`: under /proc or /sys, or
+ * a dangling symlink, the kernel answers ENOENT for a child of a parent that exists, and Node's recursive walk then
+ * retries forever at full CPU (the app never started and never said why). Here that ENOENT is final.
+ */
+function makeFolder(folder: string): void {
+  const missing: string[] = [];
+  for (let current = resolve(folder); !existsSync(current); current = dirname(current)) {
+    missing.unshift(current);
+    if (dirname(current) === current) break;
+  }
+  for (const level of missing) {
+    try {
+      mkdirSync(level);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    }
+  }
 }

@@ -2,7 +2,7 @@
 // Jest's global setup), with the environment variables the contract names.
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { createPublicKey, generateKeyPairSync } from 'node:crypto';
-import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, rmSync, statSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -215,5 +215,47 @@ describe('npm start', () => {
 
   test('a bad setting stops the app at once with a message that says what to fix', async () => {
     await expect(start({ RATE_LIMITS: 'maybe' })).rejects.toThrow(/RATE_LIMITS must be "on" or "off"/);
+  });
+
+  test.each([
+    [
+      'a SIGNING_KEY that is no key',
+      { SIGNING_KEY: 'not a pem' },
+      /^Cannot start: signer key #1: privateKey is not a readable PEM/,
+    ],
+    // Node's recursive mkdir spins forever here (procfs answers ENOENT for any child): the app must say so and exit.
+    [
+      'a DATABASE_PATH under /proc',
+      { DATABASE_PATH: '/proc/no-such-dir/data/app.db' },
+      /^Cannot start: ENOENT: .*mkdir '\/proc\/no-such-dir'/,
+    ],
+    [
+      'a DATABASE_PATH under a dangling symlink',
+      { DATABASE_PATH: 'DANGLING/data/app.db' },
+      /^Cannot start: ENOENT/,
+    ],
+    [
+      'a PostgreSQL nobody listens on',
+      { DATABASE_URL: 'postgres://postgres@127.0.0.1:1/none' },
+      /^Cannot start: .*ECONNREFUSED/,
+    ],
+  ])('%s: exits at once with one clear line, no stack trace', async (_name, env, line) => {
+    const dir = mkdtempSync(join(tmpdir(), 'start-failure-'));
+    symlinkSync(join(dir, 'nowhere'), join(dir, 'dangling'));
+    const given: Record<string, string> = { ...env };
+    if (given.DATABASE_PATH?.startsWith('DANGLING'))
+      given.DATABASE_PATH = given.DATABASE_PATH.replace('DANGLING', join(dir, 'dangling'));
+    const child = spawn(process.execPath, [SERVER], {
+      env: { ...baseEnv, PORT: String(await freePort()), DATABASE_PATH: databasePath, ...given },
+    });
+    let stderr = '';
+    child.stderr!.on('data', (chunk) => (stderr += chunk));
+    // A regression would hang with a core at 100 %: never leave such a process behind.
+    const guard = setTimeout(() => child.kill('SIGKILL'), 10_000);
+    const code = await new Promise((resolve) => child.once('exit', resolve));
+    clearTimeout(guard);
+    rmSync(dir, { recursive: true, force: true });
+    expect({ code, lines: stderr.trim().split('\n').length }).toEqual({ code: 1, lines: 1 });
+    expect(stderr.trim()).toMatch(line);
   });
 });
