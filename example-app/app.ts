@@ -16,6 +16,7 @@ import type { AppDb } from './db/database';
 import { openAppDatabase } from './db/open';
 import { cookieSecret, signingKeyPem } from './db/secrets';
 import { checkHost } from './http/guards';
+import { createHealthRoutes } from './http/health';
 import { createMcpEndpoint } from './mcp/endpoint';
 import { connectRateLimitStore } from './rate-limit-store';
 import { authenticateUser } from './users';
@@ -67,6 +68,13 @@ export async function createExampleApp(
   // Behind a load balancer, the client's address (for rate limits) is in X-Forwarded-For: trust that many hops.
   if (config.trustProxy !== undefined) app.set('trust proxy', config.trustProxy);
   const base = new URL(config.baseUrl);
+  // Probes come with the instance's own address as Host, so the health routes answer before the Host check.
+  app.use(
+    createHealthRoutes({
+      database: () => db.get('SELECT 1 AS ok'),
+      ...(shared ? { redis: () => shared.ping() } : {}),
+    }),
+  );
   // DNS rebinding protection before any route: the OAuth endpoints, the account pages and /mcp alike.
   app.use(
     checkHost(

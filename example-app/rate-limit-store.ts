@@ -5,6 +5,8 @@ import type { RateLimitName, RateLimitStore } from '../lib';
 
 export interface SharedRateLimits {
   store: (name: RateLimitName) => RateLimitStore;
+  /** Resolves when Redis answers a PING (readiness). */
+  ping(): Promise<unknown>;
   close(): Promise<void>;
 }
 
@@ -18,6 +20,7 @@ export async function connectRateLimitStore(redisUrl: string, prefix: string): P
         prefix: `${prefix}${name}:`,
         sendCommand: (...args: string[]) => client.sendCommand(args),
       }),
+    ping: () => client.ping(),
     close: async () => {
       await client.quit();
     },
