@@ -18,6 +18,7 @@ import { cookieSecret, signingKeyPem } from './db/secrets';
 import { checkHost } from './http/guards';
 import { createHealthRoutes } from './http/health';
 import { createMcpEndpoint } from './mcp/endpoint';
+import { schedulePurge, type PurgeSchedule } from './purge';
 import { connectRateLimitStore } from './rate-limit-store';
 import { authenticateUser } from './users';
 
@@ -27,6 +28,8 @@ export interface ExampleApp {
   signer: JwtSigner;
   store: OAuthStore;
   db: AppDb;
+  /** The schedule that deletes expired rows (runOnce for tests and operators). */
+  purge: PurgeSchedule;
   /** Where the data lives and how rate limits are counted, for the start-up line. */
   description: string;
   close(): Promise<void>;
@@ -51,6 +54,7 @@ export async function createExampleApp(
   // Every instance on the same database signs with the same key, so any of them verifies any token.
   const signer = createJwtSigner({ keys: [{ privateKey: await signingKeyPem(db, config.signingKey) }] });
   const resource = `${config.baseUrl}/mcp`;
+  const purge = schedulePurge(store, config.purgeIntervalMs);
   const oauth = createOAuthRouter(store, signer, {
     issuer: config.baseUrl,
     resources: [resource],
@@ -133,7 +137,9 @@ export async function createExampleApp(
     store,
     db,
     description: `${database.description}, rate limits ${!config.rateLimits ? 'off' : shared ? 'shared through Redis' : 'in memory'}`,
+    purge,
     close: async () => {
+      purge.stop();
       await shared?.close();
       await database.close();
     },

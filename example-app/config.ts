@@ -23,6 +23,8 @@ export interface AppConfig {
   cimdAllowLoopback: boolean;
   /** Origins besides BASE_URL's (and loopback ones on a loopback BASE_URL) that may call /mcp from a browser. */
   allowedOrigins: string[];
+  /** How often expired codes, grants and tokens are deleted, in milliseconds. */
+  purgeIntervalMs: number;
 }
 
 export class ConfigError extends Error {
@@ -65,8 +67,12 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
         );
       return new URL(origin).origin;
     });
+  const purgeSeconds = env.PURGE_INTERVAL_SECONDS ? Number(env.PURGE_INTERVAL_SECONDS) : 600;
+  if (!Number.isInteger(purgeSeconds) || purgeSeconds < 1 || purgeSeconds > 86_400)
+    throw new ConfigError('PURGE_INTERVAL_SECONDS must be a whole number of seconds from 1 to 86400.');
   return {
     port,
+    purgeIntervalMs: purgeSeconds * 1000,
     cimdAllowLoopback: cimd === '1',
     allowedOrigins,
     trustProxy,

@@ -1,0 +1,41 @@
+// Expired codes, grants (with their refresh tokens) and assertion ids are deleted on a schedule, in bounded batches,
+// so that the tables stop growing. Every instance may run it: the deletes are idempotent and each batch is short.
+import type { OAuthStore } from '../lib';
+
+export interface PurgeSchedule {
+  /** Runs one pass now (what the timer does), resolving with the rows deleted. */
+  runOnce(): Promise<number>;
+  stop(): void;
+}
+
+const BATCH_SIZE = 500;
+/** At most this many batches per pass, so that a backlog is worked off over several passes, never in one long one. */
+const MAX_BATCHES = 20;
+
+export function schedulePurge(
+  store: OAuthStore,
+  intervalMs: number,
+  onError: (error: unknown) => void = (error) =>
+    console.warn(`Purge of expired rows failed: ${(error as Error).message}`),
+): PurgeSchedule {
+  let running: Promise<number> | undefined;
+  const runOnce = () => {
+    // A pass still under way (a slow database) is not doubled by the next tick.
+    running ??= (async () => {
+      let total = 0;
+      for (let batch = 0; batch < MAX_BATCHES; batch += 1) {
+        const removed = await store.purgeExpired(BATCH_SIZE);
+        total += removed;
+        if (removed === 0) break;
+      }
+      return total;
+    })().finally(() => {
+      running = undefined;
+    });
+    return running;
+  };
+  const timer = setInterval(() => void runOnce().catch(onError), intervalMs);
+  // The schedule never keeps the process alive on its own.
+  timer.unref();
+  return { runOnce, stop: () => clearInterval(timer) };
+}

@@ -1,0 +1,71 @@
+// Expired rows are deleted on a schedule: under a steady flow of short-lived grants (with a code and an assertion id
+// each), the tables stop growing instead of keeping every row ever written.
+import { randomUUID } from 'node:crypto';
+import { hashSecret, randomSecret } from '../../lib/crypto/secrets';
+import { startExampleApp } from '../helpers/example-app';
+
+const count = async (app: Awaited<ReturnType<typeof startExampleApp>>, table: string) =>
+  Number((await app.db.get<{ n: number }>(`SELECT count(*) AS n FROM ${table}`))!.n);
+
+test('under a steady flow of expiring grants the tables stop growing', async () => {
+  const app = await startExampleApp({ PURGE_INTERVAL_SECONDS: '1' });
+  try {
+    const clientId = randomUUID();
+    await app.store.registerClient({
+      clientId,
+      clientSecretHash: null,
+      clientName: 'Flow',
+      redirectUris: ['http://127.0.0.1/cb'],
+      grantTypes: ['authorization_code'],
+      responseTypes: ['code'],
+      tokenEndpointAuthMethod: 'none',
+      scope: 'clients:read',
+      metadata: {},
+      issuedAt: Date.now(),
+    });
+    const samples: number[] = [];
+    let written = 0;
+    const started = Date.now();
+    while (Date.now() - started < 4500) {
+      const now = Date.now();
+      const grantId = randomUUID();
+      // Each lives 300 ms: without a purge, every one of them would still be in the tables at the end.
+      await app.store.createGrant({
+        grantId,
+        clientId,
+        userId: app.user.id,
+        scopes: ['clients:read'],
+        resource: `${app.baseUrl}/mcp`,
+        createdAt: now,
+        expiresAt: now + 300,
+        lastUsedAt: null,
+        revokedAt: null,
+      });
+      await app.store.saveAuthorizationCode({
+        codeHash: hashSecret(randomSecret()),
+        grantId,
+        clientId,
+        userId: app.user.id,
+        redirectUri: 'http://127.0.0.1/cb',
+        scopes: ['clients:read'],
+        resource: `${app.baseUrl}/mcp`,
+        codeChallenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM',
+        codeChallengeMethod: 'S256',
+        expiresAt: now + 300,
+      });
+      await app.store.useAssertionId(clientId, randomUUID(), now + 300);
+      written += 1;
+      if (written % 20 === 0) samples.push(await count(app, 'oauth_grants'));
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    // About 20 grants a second, each gone within its 0.3 s life and the 1 s schedule: never many more than 30.
+    console.log(`purge: ${written} grants written, grant rows sampled each second: ${samples.join(', ')}`);
+    expect(written).toBeGreaterThan(60);
+    expect(Math.max(...samples.slice(1))).toBeLessThan(45);
+    expect(await count(app, 'oauth_grants')).toBeLessThan(45);
+    expect(await count(app, 'oauth_authorization_codes')).toBeLessThan(45);
+    expect(await count(app, 'oauth_client_assertions')).toBeLessThan(45);
+  } finally {
+    await app.stop();
+  }
+}, 20_000);
