@@ -88,9 +88,11 @@ export function createMcpEndpoint({
     for (const message of jsonRpcMessages(req.body)) {
       if (message.method !== 'tools/call') continue;
       const tool = TOOLS_BY_NAME.get(String(message.params?.name));
-      if (tool && !scopes.includes(tool.scope)) {
-        const description = `The tool ${tool.name} needs the scope ${tool.scope}.`;
-        return refuseMcp(res, 403, resourceMetadata, 'insufficient_scope', description, tool.scope);
+      if (tool && !tool.scopes.every((scope) => scopes.includes(scope))) {
+        // RFC 6750 §3: scope names what the call needs, all of it, so a client can ask for it in one step.
+        const needed = tool.scopes.join(' ');
+        const description = `The tool ${tool.name} needs the scopes ${needed}.`;
+        return refuseMcp(res, 403, resourceMetadata, 'insufficient_scope', description, needed);
       }
     }
     next();
@@ -112,12 +114,12 @@ export function createMcpEndpoint({
       const context: ToolContext = { db, userId: user.id, companyId: user.companyId };
       const server = new McpServer({ name: serverName, version: '1.0.0' }, { capabilities: { tools: {} } });
       for (const tool of ALL_TOOLS) {
-        if (!auth.scopes.includes(tool.scope)) continue;
+        if (!tool.scopes.every((scope) => auth.scopes.includes(scope))) continue;
         server.registerTool(
           tool.name,
           {
             title: tool.title,
-            description: `${tool.description} (Needs ${tool.scope}.)`,
+            description: `${tool.description} (Needs ${tool.scopes.join(', ')}.)`,
             // Strict: a misspelt argument is reported to the model instead of being silently dropped.
             inputSchema: z.object(tool.input).strict(),
             annotations: {

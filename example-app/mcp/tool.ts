@@ -1,4 +1,4 @@
-// What a tool is in this app: a name, the scope it needs, a zod input schema with descriptions a model can act on,
+// What a tool is in this app: a name, the scopes it needs, a zod input schema with descriptions a model can act on,
 // and a function of the signed-in user's company. Results are JSON, as text and as structured content.
 import type { AppDb } from '../db/database';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
@@ -15,8 +15,12 @@ export interface ToolDefinition<Shape extends z.ZodRawShape = z.ZodRawShape> {
   name: string;
   title: string;
   description: string;
-  /** The one scope a token needs for this tool; without it the tool is neither listed nor callable. */
-  scope: string;
+  /**
+   * Every scope the tool needs: the one of what it does, and the read scope of every kind of record it returns or
+   * reveals (a write tool that answers with the record it wrote reads it too). A token that lacks any of them
+   * neither sees nor can call the tool.
+   */
+  scopes: readonly string[];
   input: Shape;
   readOnly: boolean;
   destructive?: boolean;

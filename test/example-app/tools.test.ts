@@ -16,16 +16,44 @@ afterEach(() => app.stop());
 const call = (client: Client, name: string, args: Record<string, unknown>) =>
   client.callTool({ name, arguments: args }) as Promise<Result>;
 
-test('the table covers every tool, and every tool declares one of the catalogue’s scopes', () => {
+test('the table covers every tool, and every tool declares scopes of the catalogue', () => {
   expect(cases.map((c) => c.tool).sort()).toEqual([...TOOLS_BY_NAME.keys()].sort());
-  for (const tool of TOOLS_BY_NAME.values()) expect(ALL_SCOPES).toContain(tool.scope);
+  for (const tool of TOOLS_BY_NAME.values()) {
+    expect(tool.scopes.length).toBeGreaterThan(0);
+    for (const scope of tool.scopes) expect(ALL_SCOPES).toContain(scope);
+  }
   expect(
-    [...TOOLS_BY_NAME.values()].filter((tool) => tool.scope === 'bridge:read').every((tool) => tool.readOnly),
+    [...TOOLS_BY_NAME.values()]
+      .filter((tool) => tool.scopes.includes('bridge:read'))
+      .every((tool) => tool.readOnly),
   ).toBe(true);
 });
 
+// A write scope must never be a way to read: every write tool that answers with records needs their read scope.
+test.each([...TOOLS_BY_NAME.values()].filter((tool) => !tool.readOnly && tool.name !== 'delete_invoice'))(
+  '$name answers with records, so it needs their read scope as well',
+  (tool) => {
+    const area = tool.scopes[0]!.split(':')[0];
+    expect(tool.scopes).toContain(`${area}:read`);
+  },
+);
+
+test('generate_document needs fakture:read: a dokument:write token cannot read invoices through it', async () => {
+  const documentsOnly = await app.connect(['dokument:write', 'dokument:read']);
+  expect((await documentsOnly.listTools()).tools.map((tool) => tool.name)).not.toContain('generate_document');
+  await expect(
+    call(documentsOnly, 'generate_document', { template_id: 1, invoice_id: 1 }),
+  ).rejects.toMatchObject({
+    code: 403,
+    message: expect.stringContaining('needs the scopes dokument:write dokument:read fakture:read'),
+  });
+  const writeOnly = await app.connect(['fakture:write']);
+  expect((await writeOnly.listTools()).tools.map((tool) => tool.name)).toEqual(['delete_invoice']);
+  await expect(call(writeOnly, 'update_invoice', { invoice_id: 1 })).rejects.toMatchObject({ code: 403 });
+});
+
 describe.each(cases)('$tool', ({ tool, args, check, bad }) => {
-  const scope = TOOLS_BY_NAME.get(tool)!.scope;
+  const scope = TOOLS_BY_NAME.get(tool)!.scopes[0]!;
 
   test('succeeds with valid input', async () => {
     if (tool === 'get_document') await call(full, 'generate_document', { template_id: 1, invoice_id: 1 });
@@ -50,7 +78,7 @@ describe.each(cases)('$tool', ({ tool, args, check, bad }) => {
     const before = await snapshot(app);
     await expect(call(limited, tool, args)).rejects.toMatchObject({
       code: 403,
-      message: expect.stringContaining(`needs the scope ${scope}`),
+      message: expect.stringContaining(`needs the scopes ${TOOLS_BY_NAME.get(tool)!.scopes.join(' ')}`),
     });
     expect(await snapshot(app)).toBe(before);
   });

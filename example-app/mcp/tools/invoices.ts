@@ -32,7 +32,7 @@ export const invoiceTools = [
     title: 'List invoices and quotes',
     description:
       'Lists invoices and quotes, newest first, with client, status and totals (minor units). Filter by kind, status or client.',
-    scope: 'fakture:read',
+    scopes: ['fakture:read'],
     readOnly: true,
     input: {
       kind: kind.optional(),
@@ -47,7 +47,7 @@ export const invoiceTools = [
     name: 'get_invoice',
     title: 'Get an invoice or quote',
     description: 'One invoice or quote with its lines, VAT and totals (minor units of its currency).',
-    scope: 'fakture:read',
+    scopes: ['fakture:read'],
     readOnly: true,
     input: { invoice_id: id('invoice or quote') },
     run: ({ db, companyId }, args) => getInvoice(db, companyId, args.invoice_id),
@@ -57,7 +57,7 @@ export const invoiceTools = [
     title: 'Create an invoice or quote',
     description:
       'Creates a draft invoice or quote for a client. The server numbers it and computes line amounts, VAT and totals.',
-    scope: 'fakture:write',
+    scopes: ['fakture:write', 'fakture:read'],
     readOnly: false,
     input: {
       kind: kind.default('invoice'),
@@ -75,7 +75,7 @@ export const invoiceTools = [
     description:
       'Changes status (invoice: draft, sent, paid, cancelled; quote: draft, sent, accepted, declined), due date or notes. ' +
       'Client and lines can change only while it is a draft; totals are recomputed.',
-    scope: 'fakture:write',
+    scopes: ['fakture:write', 'fakture:read'],
     readOnly: false,
     input: {
       invoice_id: id('invoice or quote'),
@@ -92,7 +92,7 @@ export const invoiceTools = [
     title: 'Delete a draft invoice or a quote',
     description:
       'Deletes a quote, or an invoice that is still a draft. A sent or paid invoice cannot be deleted: set its status to cancelled.',
-    scope: 'fakture:write',
+    scopes: ['fakture:write'],
     readOnly: false,
     destructive: true,
     input: { invoice_id: id('invoice or quote') },
