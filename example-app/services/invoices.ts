@@ -7,6 +7,22 @@ export type InvoiceKind = 'invoice' | 'quote';
 export const INVOICE_STATUSES = ['draft', 'sent', 'paid', 'cancelled'] as const;
 export const QUOTE_STATUSES = ['draft', 'sent', 'accepted', 'declined'] as const;
 
+/**
+ * The status each status may move to. Nothing goes back to draft (a sent invoice set back to draft could then be
+ * deleted, and leave the books); paid, cancelled, accepted and declined are final.
+ */
+export const STATUS_TRANSITIONS: Readonly<
+  Record<'invoice' | 'quote', Readonly<Record<string, readonly string[]>>>
+> = {
+  invoice: { draft: ['sent', 'paid', 'cancelled'], sent: ['paid', 'cancelled'], paid: [], cancelled: [] },
+  quote: {
+    draft: ['sent', 'accepted', 'declined'],
+    sent: ['accepted', 'declined'],
+    accepted: [],
+    declined: [],
+  },
+};
+
 export interface LineInput {
   description?: string;
   product_id?: number;
@@ -248,6 +264,14 @@ export function updateInvoice(
     const statuses: readonly string[] = current.kind === 'invoice' ? INVOICE_STATUSES : QUOTE_STATUSES;
     if (update.status !== undefined && !statuses.includes(update.status)) {
       throw new ServiceError('invalid', `A ${current.kind}'s status is one of ${statuses.join(', ')}.`);
+    }
+    const allowed = STATUS_TRANSITIONS[current.kind][current.status] ?? [];
+    if (update.status !== undefined && update.status !== current.status && !allowed.includes(update.status)) {
+      throw new ServiceError(
+        'conflict',
+        `This ${current.kind} is ${current.status}, which cannot become ${update.status}: ` +
+          (allowed.length ? `it can become ${allowed.join(' or ')}.` : `${current.status} is final.`),
+      );
     }
     if ((update.lines || update.client_id !== undefined) && current.status !== 'draft') {
       throw new ServiceError(

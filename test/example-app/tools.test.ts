@@ -111,6 +111,63 @@ describe('company isolation', () => {
 });
 
 describe('business rules', () => {
+  // The attack: a sent (or paid) invoice set back to draft could then be deleted and leave the books.
+  test('a sent invoice cannot be set back to draft, so it can never be deleted', async () => {
+    const before = await snapshot(app);
+    const back = await call(full, 'update_invoice', { invoice_id: 2, status: 'draft' });
+    expect(back.isError).toBe(true);
+    expect(back.content[0]!.text).toBe(
+      'This invoice is sent, which cannot become draft: it can become paid or cancelled.',
+    );
+    expect((await call(full, 'delete_invoice', { invoice_id: 2 })).isError).toBe(true);
+    expect(await snapshot(app)).toBe(before);
+  });
+
+  test.each([
+    ['invoice', 'draft', 'sent', true],
+    ['invoice', 'draft', 'paid', true],
+    ['invoice', 'draft', 'cancelled', true],
+    ['invoice', 'sent', 'paid', true],
+    ['invoice', 'sent', 'cancelled', true],
+    ['invoice', 'sent', 'draft', false],
+    ['invoice', 'paid', 'draft', false],
+    ['invoice', 'paid', 'sent', false],
+    ['invoice', 'paid', 'cancelled', false],
+    ['invoice', 'cancelled', 'draft', false],
+    ['invoice', 'cancelled', 'sent', false],
+    ['quote', 'draft', 'sent', true],
+    ['quote', 'sent', 'accepted', true],
+    ['quote', 'sent', 'declined', true],
+    ['quote', 'sent', 'draft', false],
+    ['quote', 'accepted', 'declined', false],
+    ['quote', 'declined', 'sent', false],
+  ])('a %s that is %s may become %s: %s', async (kind, from, to, allowed) => {
+    const created = (
+      await call(full, 'create_invoice', {
+        kind,
+        client_id: 1,
+        lines: [{ description: 'Work', quantity: 1, unit_price: 1000, vat_rate: 0 }],
+      })
+    ).structuredContent!;
+    const path: Record<string, string[]> = {
+      draft: [],
+      sent: ['sent'],
+      paid: ['paid'],
+      cancelled: ['cancelled'],
+      accepted: ['sent', 'accepted'],
+      declined: ['sent', 'declined'],
+    };
+    for (const step of path[from]!) {
+      expect(
+        (await call(full, 'update_invoice', { invoice_id: created.id, status: step })).isError,
+      ).toBeFalsy();
+    }
+    const result = await call(full, 'update_invoice', { invoice_id: created.id, status: to });
+    expect(Boolean(result.isError)).toBe(!allowed);
+    if (!allowed)
+      expect(result.content[0]!.text).toMatch(new RegExp(`is ${from}, which cannot become ${to}`));
+  });
+
   test.each([
     ['a sent invoice cannot be deleted', 'delete_invoice', { invoice_id: 2 }, /only drafts can be deleted/],
     [

@@ -73,8 +73,10 @@ export const invoiceTools = [
     name: 'update_invoice',
     title: 'Update an invoice or quote',
     description:
-      'Changes status (invoice: draft, sent, paid, cancelled; quote: draft, sent, accepted, declined), due date or notes. ' +
-      'Client and lines can change only while it is a draft; totals are recomputed.',
+      'Changes status, due date or notes. Statuses only move forward: an invoice goes from draft to sent, paid or ' +
+      'cancelled, and from sent to paid or cancelled; a quote from draft to sent, accepted or declined, and from sent ' +
+      'to accepted or declined; nothing goes back to draft. Client and lines can change only while it is a draft; ' +
+      'totals are recomputed.',
     scopes: ['fakture:write', 'fakture:read'],
     readOnly: false,
     input: {
