@@ -43,6 +43,8 @@ export function createBearerCache(
   const tokens = new Map<string, VerifiedToken>();
   /** grantId -> when it was last seen active, or 0 once it is known to be revoked (which is final). */
   const grants = new Map<string, number>();
+  /** Counts revocations through this process, so a read that started before one is never remembered as active. */
+  let revocations = 0;
 
   const bounded = <K, V>(map: Map<K, V>, max: number, key: K, value: V) => {
     if (map.size >= max && !map.has(key)) map.delete(map.keys().next().value as K);
@@ -70,12 +72,19 @@ export function createBearerCache(
       const seen = grants.get(grantId);
       if (seen === 0) return false;
       if (seen !== undefined && now() - seen < grantStatusMs) return true;
+      const epoch = revocations;
       return Promise.resolve(store.isGrantActive(grantId)).then((active) => {
+        // A revoked mark is final: a read already in flight when the grant was revoked must not undo it.
+        if (grants.get(grantId) === 0) return false;
+        // It answered for a moment before a revocation (maybe of this grant, its mark since pushed out): this
+        // request may go on, as it began before, but the answer is not remembered for the next ones.
+        if (active && epoch !== revocations) return true;
         if (grantStatusMs > 0 || !active) bounded(grants, MAX_GRANTS, grantId, active ? now() : 0);
         return active;
       });
     },
     forgetGrant(grantId) {
+      revocations += 1;
       bounded(grants, MAX_GRANTS, grantId, 0);
     },
   };

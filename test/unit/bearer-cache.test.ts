@@ -65,3 +65,41 @@ test('an active grant is asked about once per grantStatusMs; a revoked one never
   cache.forgetGrant('live');
   expect(cache.isGrantActive('live')).toBe(false);
 });
+
+test('a revocation while a status read is in flight is final: the read cannot bring the grant back', async () => {
+  const clock = createFakeClock();
+  let answer!: (active: boolean) => void;
+  const asked: string[] = [];
+  const store = {
+    isGrantActive: (id: string) => {
+      asked.push(id);
+      return new Promise<boolean>((resolve) => (answer = resolve));
+    },
+  } as unknown as OAuthStore;
+  const cache = createBearerCache(store, { grantStatusMs: 1000 }, clock.now);
+  const inFlight = cache.isGrantActive('g'); // read from the store: still active there
+  cache.forgetGrant('g'); // revoked through this process meanwhile
+  answer(true); // the stale "active" arrives after the revocation
+  expect(await inFlight).toBe(false);
+  expect(cache.isGrantActive('g')).toBe(false); // and stays revoked, without asking the store again
+  expect(asked).toEqual(['g']);
+});
+
+test('an "active" read that began before another grant’s revocation is used once, not remembered', async () => {
+  const clock = createFakeClock();
+  let answer!: (active: boolean) => void;
+  let reads = 0;
+  const store = {
+    isGrantActive: () => (reads++, new Promise<boolean>((resolve) => (answer = resolve))),
+  } as unknown as OAuthStore;
+  const cache = createBearerCache(store, { grantStatusMs: 1000 }, clock.now);
+  const inFlight = cache.isGrantActive('g');
+  cache.forgetGrant('other');
+  answer(true);
+  expect(await inFlight).toBe(true);
+  const next = cache.isGrantActive('g'); // asked again rather than trusted from memory
+  expect(next).toBeInstanceOf(Promise);
+  answer(true);
+  expect(await next).toBe(true);
+  expect(reads).toBe(2);
+});
