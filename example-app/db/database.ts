@@ -1,9 +1,10 @@
 // The app's one way to reach its business tables, on SQLite (default) or PostgreSQL (DATABASE_URL): SQL written
 // once, with `?` placeholders, in the subset both understand; every call is async so both fit.
 //
-// SQLite runs each statement synchronously, so a transaction's awaits never let another request in between, as
-// long as the transaction does no other I/O (the services never do).
+// On SQLite every statement and transaction takes its turn through the connection gate (connection-gate.ts): a
+// transaction may await anything, real I/O included, and no other request's statement lands inside it.
 import type { Database as SqliteDatabase } from 'better-sqlite3';
+import type { ConnectionGate } from './connection-gate';
 import type { Pool, PoolClient } from 'pg';
 
 export type Params = ReadonlyArray<unknown>;
@@ -19,25 +20,28 @@ export interface AppDb {
   transaction<T>(work: (tx: AppDb) => Promise<T>): Promise<T>;
 }
 
-export function sqliteAppDb(db: SqliteDatabase): AppDb {
+export function sqliteAppDb(db: SqliteDatabase, gate: ConnectionGate): AppDb {
   const appDb: AppDb = {
     dialect: 'sqlite',
-    all: async (sql, params = []) => db.prepare(sql).all(...params) as never,
-    get: async (sql, params = []) => db.prepare(sql).get(...params) as never,
-    run: async (sql, params = []) => db.prepare(sql).run(...params).changes,
-    insert: async (sql, params = []) => Number((db.prepare(sql).get(...params) as { id: number }).id),
-    async transaction(work) {
-      if (db.inTransaction) return work(appDb);
-      db.exec('BEGIN IMMEDIATE');
-      try {
-        const result = await work(appDb);
-        db.exec('COMMIT');
-        return result;
-      } catch (error) {
-        if (db.inTransaction) db.exec('ROLLBACK');
-        throw error;
-      }
-    },
+    all: (sql, params = []) => gate.turn(() => db.prepare(sql).all(...params) as never),
+    get: (sql, params = []) => gate.turn(() => db.prepare(sql).get(...params) as never),
+    run: (sql, params = []) => gate.turn(() => db.prepare(sql).run(...params).changes),
+    insert: (sql, params = []) =>
+      gate.turn(() => Number((db.prepare(sql).get(...params) as { id: number }).id)),
+    // Nested calls (from inside the gate's turn) join the transaction under way.
+    transaction: (work) =>
+      gate.exclusive(async () => {
+        if (db.inTransaction) return work(appDb);
+        db.exec('BEGIN IMMEDIATE');
+        try {
+          const result = await work(appDb);
+          db.exec('COMMIT');
+          return result;
+        } catch (error) {
+          if (db.inTransaction) db.exec('ROLLBACK');
+          throw error;
+        }
+      }),
   };
   return appDb;
 }

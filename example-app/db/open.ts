@@ -5,6 +5,7 @@ import { dirname, resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import { Pool } from 'pg';
 import { createPostgresStore, createSqliteStore, type OAuthStore } from '../../lib';
+import { createConnectionGate, type ConnectionGate } from './connection-gate';
 import { postgresAppDb, sqliteAppDb, type AppDb } from './database';
 import { migrateAppSchema } from './schema';
 
@@ -43,9 +44,11 @@ export async function openAppDatabase(target: {
   // The file holds the signing key and the users' password hashes: readable by this user only. SQLite gives its
   // -wal and -shm files the same permissions.
   if (path !== ':memory:') chmodSync(path, 0o600);
-  // The store sets WAL, foreign keys and the busy timeout on this connection, and adds its tables.
-  const store = createSqliteStore(sqlite);
-  const db = sqliteAppDb(sqlite);
+  // The store sets WAL, foreign keys and the busy timeout on this connection, and adds its tables. Its calls and the
+  // app's statements take turns through one gate, so that none lands inside another request's transaction.
+  const gate = createConnectionGate();
+  const store = inTurn(createSqliteStore(sqlite), gate);
+  const db = sqliteAppDb(sqlite, gate);
   await migrateAppSchema(db);
   return {
     db,
@@ -75,4 +78,14 @@ function makeFolder(folder: string): void {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
     }
   }
+}
+
+/** The store with every method taking its turn through the gate (its methods may return promises: the contract). */
+function inTurn(store: OAuthStore, gate: ConnectionGate): OAuthStore {
+  const gated = {} as Record<string, unknown>;
+  for (const [name, value] of Object.entries(store)) {
+    gated[name] =
+      typeof value === 'function' ? (...args: unknown[]) => gate.turn(() => value.apply(store, args)) : value;
+  }
+  return gated as unknown as OAuthStore;
 }

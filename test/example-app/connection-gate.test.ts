@@ -1,0 +1,62 @@
+// The app's SQLite transactions share one connection with the OAuth store: a transaction that awaits real I/O must
+// not take in (and roll back) the statements other requests run meanwhile. Safe by construction, not by a comment.
+import { randomUUID } from 'node:crypto';
+import { createConnectionGate } from '../../example-app/db/connection-gate';
+import { startExampleApp } from '../helpers/example-app';
+
+test('a store write and a statement issued during a transaction wait for it, and survive its rollback', async () => {
+  const app = await startExampleApp();
+  try {
+    const order: string[] = [];
+    const clientId = randomUUID();
+    const transaction = app.db
+      .transaction(async (tx) => {
+        await tx.run(
+          "INSERT INTO companies (name, email, created_at) VALUES ('Rolled back', 'r@b.example', 'now')",
+        );
+        order.push('transaction wrote');
+        await new Promise((resolve) => setTimeout(resolve, 50)); // real I/O inside the transaction
+        order.push('transaction fails');
+        throw new Error('rollback');
+      })
+      .catch((error: Error) => error.message);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    const storeWrite = Promise.resolve(
+      app.store.registerClient({
+        clientId,
+        clientSecretHash: null,
+        clientName: 'Meanwhile',
+        redirectUris: ['http://127.0.0.1/cb'],
+        grantTypes: ['authorization_code'],
+        responseTypes: ['code'],
+        tokenEndpointAuthMethod: 'none',
+        scope: 'clients:read',
+        metadata: {},
+        issuedAt: Date.now(),
+      }),
+    ).then(() => order.push('store wrote'));
+    const appWrite = app.db
+      .run("INSERT INTO companies (name, email, created_at) VALUES ('Kept', 'k@b.example', 'now')")
+      .then(() => order.push('app wrote'));
+    expect(await transaction).toBe('rollback');
+    await Promise.all([storeWrite, appWrite]);
+    expect(order).toEqual(['transaction wrote', 'transaction fails', 'store wrote', 'app wrote']);
+    expect(await app.store.findClient(clientId)).toMatchObject({ clientName: 'Meanwhile' });
+    const names = (await app.db.all<{ name: string }>('SELECT name FROM companies')).map((row) => row.name);
+    expect(names).toContain('Kept');
+    expect(names).not.toContain('Rolled back');
+  } finally {
+    await app.stop();
+  }
+});
+
+test('nested transactions and statements from inside a transaction do not wait for themselves', async () => {
+  const gate = createConnectionGate();
+  const steps: string[] = [];
+  await gate.exclusive(async () => {
+    await gate.turn(() => steps.push('statement inside'));
+    await gate.exclusive(async () => void steps.push('nested transaction'));
+  });
+  await gate.turn(() => steps.push('after'));
+  expect(steps).toEqual(['statement inside', 'nested transaction', 'after']);
+});
