@@ -1,5 +1,5 @@
 // Users of the business service: creation with an scrypt password hash and a company, and sign-in checks.
-import { randomBytes, scryptSync, timingSafeEqual } from 'node:crypto';
+import { randomBytes, scrypt, timingSafeEqual, type BinaryLike, type ScryptOptions } from 'node:crypto';
 import type { AppDb } from './db/database';
 import { seedDemoData } from './demo-data';
 
@@ -20,9 +20,19 @@ const SCRYPT = { N: 16384, r: 8, p: 1, keyLength: 32 };
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 export const MIN_PASSWORD_LENGTH = 10;
 
-export function hashPassword(password: string): string {
+/**
+ * scrypt on libuv's thread pool: a hash takes tens of milliseconds of CPU, and done synchronously it would stop every
+ * other request (a flood of sign-ins would stall /mcp too).
+ */
+function scryptAsync(password: BinaryLike, salt: BinaryLike, keyLength: number, options: ScryptOptions) {
+  return new Promise<Buffer>((resolve, reject) =>
+    scrypt(password, salt, keyLength, options, (error, key) => (error ? reject(error) : resolve(key))),
+  );
+}
+
+export async function hashPassword(password: string): Promise<string> {
   const salt = randomBytes(16);
-  const hash = scryptSync(password, salt, SCRYPT.keyLength, SCRYPT);
+  const hash = await scryptAsync(password, salt, SCRYPT.keyLength, SCRYPT);
   return [
     'scrypt',
     SCRYPT.N,
@@ -33,11 +43,11 @@ export function hashPassword(password: string): string {
   ].join('$');
 }
 
-export function verifyPassword(password: string, stored: string): boolean {
+export async function verifyPassword(password: string, stored: string): Promise<boolean> {
   const [scheme, N, r, p, salt, hash] = stored.split('$');
   if (scheme !== 'scrypt' || !salt || !hash) return false;
   const expected = Buffer.from(hash, 'base64url');
-  const actual = scryptSync(password, Buffer.from(salt, 'base64url'), expected.length, {
+  const actual = await scryptAsync(password, Buffer.from(salt, 'base64url'), expected.length, {
     N: Number(N),
     r: Number(r),
     p: Number(p),
@@ -46,7 +56,8 @@ export function verifyPassword(password: string, stored: string): boolean {
 }
 
 /** A hash of nothing, checked against when the email is unknown, so both answers take the same time. */
-const DUMMY_HASH = hashPassword(randomBytes(16).toString('hex'));
+let dummyHash: Promise<string> | undefined;
+const dummy = () => (dummyHash ??= hashPassword(randomBytes(16).toString('hex')));
 
 export async function createUser(
   db: AppDb,
@@ -65,7 +76,7 @@ export async function createUser(
   const name = input.name?.trim() || undefined;
   if (name && name.length > 200)
     throw new UserInputError('The name is too long: use at most 200 characters.');
-  const passwordHash = hashPassword(password);
+  const passwordHash = await hashPassword(password);
 
   return db.transaction(async (tx) => {
     if (await tx.get('SELECT 1 AS taken FROM users WHERE lower(email) = lower(?)', [email])) {
@@ -99,14 +110,14 @@ export async function authenticateUser(db: AppDb, email: string, password: strin
   // A malformed email (a control character, which PostgreSQL cannot even compare) matches nobody; the hash is still
   // checked, so the answer takes as long as for a real account.
   if (!EMAIL.test(email) || email.length > 254 || /[\u0000-\u001f\u007f]/.test(email)) {
-    verifyPassword(password, DUMMY_HASH);
+    await verifyPassword(password, await dummy());
     return null;
   }
   const row = await db.get<UserRow>(
     'SELECT id, email, name, company_id, password_hash FROM users WHERE lower(email) = lower(?)',
     [email],
   );
-  const ok = verifyPassword(password, row?.password_hash ?? DUMMY_HASH);
+  const ok = await verifyPassword(password, row?.password_hash ?? (await dummy()));
   if (!row || !ok) return null;
   return {
     id: String(row.id),

@@ -38,6 +38,13 @@ export interface OAuthRouter extends Router {
   revokeGrant(grantId: string): Promise<boolean>;
   /** The parsed configuration (issuer, endpoints, resources, lifetimes). */
   config: Readonly<OAuthConfig>;
+  /**
+   * The rate limits of the built-in sign-in form (failed sign-ins per address and per account), to mount in front of
+   * any other sign-in form of the host app, after its body parser: the same counters (shared through the rate-limit
+   * store when one is configured), so a guesser gains nothing by switching forms. A refused request goes to `next`
+   * as an OAuthError too_many_requests (status 429).
+   */
+  signInLimits: RequestHandler[];
 }
 
 const BODY_LIMIT = '16kb';
@@ -184,5 +191,6 @@ export function createOAuthRouter(
   router.wellKnown = wellKnown;
   router.revokeGrant = ctx.revokeGrant;
   router.config = config;
+  router.signInLimits = [limits.signIn, limits.signInPerAccount];
   return router;
 }

@@ -4,9 +4,9 @@ import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { AppDb } from '../db/database';
 import ejs from 'ejs';
-import express, { type Request, type Response, type Router } from 'express';
+import express, { type ErrorRequestHandler, type Request, type Response, type Router } from 'express';
 import helmet from 'helmet';
-import { describeClient, type OAuthRouter, type OAuthStore } from '../../lib';
+import { describeClient, isOAuthError, type OAuthRouter, type OAuthStore } from '../../lib';
 import { authenticateUser, findUser } from '../users';
 import type { AccountSession } from './session';
 
@@ -51,7 +51,8 @@ export function createAccountRoutes({ db, store, oauth, session, serviceName }: 
     render(res, 'account-sign-in', { csrf_token: session.csrfToken(req, res), email: '' }).catch(next);
   });
 
-  router.post('/sign-in', form, async (req: Request, res, next) => {
+  // The OAuth sign-in's own limits, the same counters: guesses here and there add up.
+  router.post('/sign-in', form, ...oauth.signInLimits, async (req: Request, res, next) => {
     try {
       const email = typeof req.body?.email === 'string' ? req.body.email.trim() : '';
       const password = typeof req.body?.password === 'string' ? req.body.password : '';
@@ -123,6 +124,13 @@ export function createAccountRoutes({ db, store, oauth, session, serviceName }: 
       next(error);
     }
   });
+
+  // A refusal by the limits (429) is a page, like every other answer here.
+  router.use(((error, _req, res, next) => {
+    if (!isOAuthError(error)) return next(error);
+    for (const [name, value] of Object.entries(error.headers)) res.setHeader(name, value);
+    render(res, 'account-error', { message: error.description }, error.status).catch(next);
+  }) as ErrorRequestHandler);
 
   return router;
 }

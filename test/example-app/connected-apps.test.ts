@@ -106,3 +106,43 @@ test('signing out ends the page session', async () => {
   await browser.post('/account/sign-out').type('form').send(form.fields);
   expect((await browser.get('/account/connected-apps')).status).toBe(302);
 });
+
+describe('sign-in limits on the account page (reproduced: 40 wrong passwords, never a 429)', () => {
+  let limited: RunningExampleApp;
+  beforeEach(async () => {
+    limited = await startExampleApp({ RATE_LIMITS: 'on' });
+  });
+  afterEach(() => limited.stop());
+
+  const accountAttempt = async (password: string) => {
+    const browser = request.agent(limited.baseUrl);
+    const form = formOf((await browser.get('/account/sign-in')).text);
+    return browser
+      .post('/account/sign-in')
+      .type('form')
+      .send({ ...form.fields, email: APP_USER.email, password });
+  };
+
+  test('failed sign-ins are limited as on the OAuth form, and the refusal is a page', async () => {
+    const statuses: number[] = [];
+    for (let attempt = 0; attempt < 6; attempt += 1)
+      statuses.push((await accountAttempt('wrong password')).status);
+    expect(statuses).toEqual([401, 401, 401, 401, 401, 429]);
+    const refused = await accountAttempt('wrong password');
+    expect(refused.headers['content-type']).toMatch(/html/);
+    expect(refused.text).toContain('Too many requests');
+  });
+
+  test('the two sign-in forms count together: switching forms gains a guesser nothing', async () => {
+    for (let attempt = 0; attempt < 3; attempt += 1) {
+      const res = await request(limited.baseUrl)
+        .post('/v1/oauth/authorize/sign-in')
+        .type('form')
+        .send({ email: APP_USER.email, password: 'wrong password' });
+      expect(res.status).toBeGreaterThanOrEqual(400);
+    }
+    expect((await accountAttempt('wrong password')).status).toBe(401);
+    expect((await accountAttempt('wrong password')).status).toBe(401);
+    expect((await accountAttempt('wrong password')).status).toBe(429);
+  });
+});
