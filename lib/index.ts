@@ -57,7 +57,7 @@ export type {
   RateLimitStore,
 } from './options';
 /** One rate limit's settings and the names of the limits. */
-export type { LimitOptions, RateLimitName } from './rate-limit-options';
+export type { LimitOptions, RateLimitName, SlowdownOptions } from './rate-limit-options';
 /** What requireBearer accepts, and what it puts on req.auth. */
 export type { AuthenticatedRequest, BearerAuth, RequireBearerOptions } from './middleware/bearer';
 /** The service's 15 scopes with their plain-language descriptions: the default catalogue. */

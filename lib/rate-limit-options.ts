@@ -1,7 +1,14 @@
 // Rate-limit options: one limit per OAuth endpoint, with defaults, and an optional shared store (e.g. Redis).
 import type { Store } from 'express-rate-limit';
 
-/** One limit: how many requests per window, per client IP (or per account, for signInPerAccount). */
+/** The per-account slowdown of sign-ins (see signInSlowdown). */
+export interface SlowdownOptions {
+  after?: number;
+  windowMs?: number;
+  maxDelayMs?: number;
+}
+
+/** One limit: how many requests per window, per client IP (or per account and IP, for signInPerAccount). */
 export interface LimitOptions {
   limit?: number;
   /** Milliseconds. Default 15 minutes. */
@@ -16,8 +23,18 @@ export interface RateLimitOptions {
   authorize?: LimitOptions | false;
   /** Failed sign-ins per IP. Default 20 per 15 minutes. */
   signIn?: LimitOptions | false;
-  /** Failed sign-ins per account (email). Default 5 per 15 minutes. */
+  /**
+   * Failed sign-ins per account (email) from one address: past it, that address is refused for that account, and
+   * the owner signing in from any other address is not held back. Default 5 per 15 minutes.
+   */
   signInPerAccount?: LimitOptions | false;
+  /**
+   * The per-account ceiling, as growing delays instead of a wall: once an account has `after` failed sign-ins in the
+   * window (from any addresses), every attempt from an address that has already failed for it waits 250 ms, doubling
+   * with each further failure, up to `maxDelayMs`. An address that has not failed for it is never slowed.
+   * Default { after: 10, windowMs: 15 minutes, maxDelayMs: 10,000 }.
+   */
+  signInSlowdown?: SlowdownOptions | false;
   /** The token endpoint. Default 300 per 15 minutes per IP. */
   token?: LimitOptions | false;
   /** The revocation endpoint. Default 60 per 15 minutes per IP. */
@@ -26,15 +43,19 @@ export interface RateLimitOptions {
   store?: (name: RateLimitName) => Store;
 }
 
-export type RateLimitName = 'register' | 'authorize' | 'signIn' | 'signInPerAccount' | 'token' | 'revoke';
+export type RateLimitName =
+  'register' | 'authorize' | 'signIn' | 'signInPerAccount' | 'signInSlowdown' | 'token' | 'revoke';
+
+type LimitName = Exclude<RateLimitName, 'signInSlowdown'>;
 
 export type RateLimitConfig = {
-  limits: Record<RateLimitName, Required<LimitOptions> | false>;
+  limits: Record<LimitName, Required<LimitOptions> | false>;
+  slowdown: Required<SlowdownOptions> | false;
   store: ((name: RateLimitName) => Store) | undefined;
 };
 
 const WINDOW = 15 * 60 * 1000;
-const DEFAULTS: Record<RateLimitName, number> = {
+const DEFAULTS: Record<LimitName, number> = {
   register: 20,
   authorize: 120,
   signIn: 20,
@@ -48,7 +69,7 @@ export function parseRateLimits(
   fail: (message: string) => never,
 ): RateLimitConfig {
   const limits = {} as RateLimitConfig['limits'];
-  for (const name of Object.keys(DEFAULTS) as RateLimitName[]) {
+  for (const name of Object.keys(DEFAULTS) as LimitName[]) {
     const given = options[name];
     if (given === false) {
       limits[name] = false;
@@ -65,5 +86,20 @@ export function parseRateLimits(
   if (options.store !== undefined && typeof options.store !== 'function') {
     fail('rateLimits.store must be a function (name) => Store, making one store per limit.');
   }
-  return { limits, store: options.store };
+  return { limits, slowdown: parseSlowdown(options.signInSlowdown, fail), store: options.store };
+}
+
+function parseSlowdown(
+  given: SlowdownOptions | false | undefined,
+  fail: (message: string) => never,
+): Required<SlowdownOptions> | false {
+  if (given === false) return false;
+  const slowdown = { after: 10, windowMs: WINDOW, maxDelayMs: 10_000, ...given };
+  if (!Number.isInteger(slowdown.after) || slowdown.after < 1)
+    fail('rateLimits.signInSlowdown.after must be a whole number of at least 1.');
+  if (!Number.isInteger(slowdown.windowMs) || slowdown.windowMs < 1000)
+    fail('rateLimits.signInSlowdown.windowMs must be at least 1000 ms.');
+  if (!Number.isInteger(slowdown.maxDelayMs) || slowdown.maxDelayMs < 0 || slowdown.maxDelayMs > 60_000)
+    fail('rateLimits.signInSlowdown.maxDelayMs must be from 0 to 60,000 ms.');
+  return slowdown;
 }

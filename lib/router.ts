@@ -168,6 +168,7 @@ export function createOAuthRouter(
       plainText,
       limits.signIn,
       limits.signInPerAccount,
+      limits.signInSlowdown,
       signInHandler(ctx),
     )
     .all(allowMethods(['POST']));
@@ -191,6 +192,6 @@ export function createOAuthRouter(
   router.wellKnown = wellKnown;
   router.revokeGrant = ctx.revokeGrant;
   router.config = config;
-  router.signInLimits = [limits.signIn, limits.signInPerAccount];
+  router.signInLimits = [limits.signIn, limits.signInPerAccount, limits.signInSlowdown];
   return router;
 }

@@ -1,7 +1,12 @@
 // The OAuth endpoints' rate limits (express-rate-limit), with standard RateLimit headers. Behind a reverse proxy
 // the host app must set Express's `trust proxy`, or every client shares the proxy's address and one limit.
-import type { RequestHandler } from 'express';
-import { rateLimit, ipKeyGenerator } from 'express-rate-limit';
+//
+// Sign-in is guarded three ways, so that guessing is slow and nobody can lock an owner out: failures per address
+// (signIn); failures per account from one address (signInPerAccount: that address is refused for that account,
+// any other address is not); and, per account from all addresses, growing delays for the addresses that have already
+// failed for it (signInSlowdown), so a guess spread over many addresses still meets a ceiling, without a wall.
+import type { Request, RequestHandler } from 'express';
+import { rateLimit, ipKeyGenerator, type RateLimitInfo } from 'express-rate-limit';
 import { OAuthError } from '../errors';
 import type { OAuthConfig } from '../options';
 import type { RateLimitName } from '../rate-limit-options';
@@ -12,9 +17,24 @@ const passThrough: RequestHandler = function noRateLimit(_req, _res, next) {
   next();
 };
 
+const accountOf = (req: Request) =>
+  (req.body && typeof req.body.email === 'string' ? req.body.email : '').trim().toLowerCase().slice(0, 320);
+const addressOf = (req: Request) => ipKeyGenerator(req.ip ?? 'unknown');
+/** Where each sign-in counter leaves its count on the request, for the slowdown to read. */
+const PAIR_FAILURES = 'signInFailuresFromAddress';
+const ACCOUNT_FAILURES = 'signInFailuresOfAccount';
+
+/** Failures before this request (the counters include the request itself, counted until it succeeds). */
+const priorFailures = (req: Request, property: string) => {
+  const info = (req as unknown as Record<string, RateLimitInfo | undefined>)[property];
+  return info ? info.used - 1 : undefined;
+};
+
 export function createRateLimiters(config: OAuthConfig): RateLimiters {
   const limiters = {} as RateLimiters;
   const settings = config.rateLimits;
+  const tooMany: RequestHandler = (_req, _res, next) =>
+    next(new OAuthError('too_many_requests', 'Too many requests; wait a while and try again.'));
   for (const name of ['register', 'authorize', 'signIn', 'signInPerAccount', 'token', 'revoke'] as const) {
     const setting = settings ? settings.limits[name] : false;
     if (!settings || !setting) {
@@ -32,18 +52,45 @@ export function createRateLimiters(config: OAuthConfig): RateLimiters {
       skipSuccessfulRequests: failuresOnly,
       ...(name === 'signInPerAccount'
         ? {
-            // Per account, whatever address the guesses come from.
-            keyGenerator: (req) => {
-              const email = req.body && typeof req.body.email === 'string' ? req.body.email : '';
-              return `account:${email.trim().toLowerCase().slice(0, 320)}`;
-            },
+            // Per account and address: a guesser refused here does not refuse the owner elsewhere.
+            keyGenerator: (req) => `account:${accountOf(req)}:${addressOf(req)}`,
+            requestPropertyName: PAIR_FAILURES,
           }
-        : { keyGenerator: (req) => ipKeyGenerator(req.ip ?? 'unknown') }),
+        : { keyGenerator: addressOf }),
       ...(settings.store ? { store: settings.store(name) } : {}),
-      handler: (_req, _res, next) => {
-        next(new OAuthError('too_many_requests', 'Too many requests; wait a while and try again.'));
-      },
+      handler: tooMany,
     });
   }
+  limiters.signInSlowdown =
+    settings && settings.slowdown ? slowdown(settings, settings.slowdown) : passThrough;
   return limiters;
+}
+
+function slowdown(
+  settings: Exclude<OAuthConfig['rateLimits'], false>,
+  { after, windowMs, maxDelayMs }: { after: number; windowMs: number; maxDelayMs: number },
+): RequestHandler {
+  // A counter only: it never refuses, it tells how many failures the account has had from all addresses.
+  const count = rateLimit({
+    windowMs,
+    limit: Number.MAX_SAFE_INTEGER,
+    standardHeaders: false,
+    legacyHeaders: false,
+    identifier: 'signInSlowdown',
+    skipSuccessfulRequests: true,
+    keyGenerator: (req) => `account:${accountOf(req)}`,
+    requestPropertyName: ACCOUNT_FAILURES,
+    ...(settings.store ? { store: settings.store('signInSlowdown') } : {}),
+  });
+  return function slowRepeatedGuesses(req, res, next) {
+    count(req, res, (error?: unknown) => {
+      if (error) return next(error);
+      const ofAccount = priorFailures(req, ACCOUNT_FAILURES) ?? 0;
+      // Unknown (the per-address limit is off) counts as an address that has failed: the careful reading.
+      const fromAddress = priorFailures(req, PAIR_FAILURES) ?? 1;
+      if (fromAddress === 0 || ofAccount < after) return next();
+      const delay = Math.min(maxDelayMs, 250 * 2 ** Math.min(ofAccount - after, 16));
+      setTimeout(next, delay);
+    });
+  };
 }

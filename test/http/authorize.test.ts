@@ -363,7 +363,7 @@ describe('signing in through the host app (getSessionUser)', () => {
 });
 
 describe('failed sign-ins are rate limited', () => {
-  test('per account, whatever the address, and per IP; a correct sign-in is not counted', async () => {
+  test('per account and address, and per address; a correct sign-in is not counted', async () => {
     const server = createTestServer({ rateLimits: { signInPerAccount: { limit: 3 }, signIn: { limit: 5 } } });
     try {
       const client = await registerClient(server.app);
@@ -386,6 +386,76 @@ describe('failed sign-ins are rate limited', () => {
       // The blocked attempt counted as a failure from this address too: 4 so far, so one more is allowed.
       expect((await attempt('b@example.com', 'guess')).status).toBe(401);
       expect((await attempt('c@example.com', 'guess')).status).toBe(429);
+    } finally {
+      server.close();
+    }
+  });
+});
+
+describe('no lock-out: an owner is never held back by guesses from elsewhere', () => {
+  const setup = (rateLimits: Record<string, unknown>) => {
+    const server = createTestServer({ rateLimits });
+    // The tests speak for several client addresses through X-Forwarded-For, as behind a proxy.
+    server.app.set('trust proxy', true);
+    return server;
+  };
+  const attemptFrom =
+    (server: TestServer, client: RegisteredClient) => async (from: string, password: string) => {
+      const browser = request.agent(server.app);
+      const page = await browser
+        .get(`/v1/oauth/authorize?${authorizeQuery(client).query}`)
+        .set('X-Forwarded-For', from);
+      const form = formOf(page.text);
+      const started = Date.now();
+      const res = await browser
+        .post(form.action)
+        .set('X-Forwarded-For', from)
+        .type('form')
+        .send({ ...form.fields, email: USER.email, password });
+      return { status: res.status, ms: Date.now() - started };
+    };
+
+  test('five wrong passwords for an email from one address do not stop its owner at another (reproduced)', async () => {
+    const server = setup({});
+    try {
+      const attempt = attemptFrom(server, await registerClient(server.app));
+      for (let i = 0; i < 5; i += 1) expect((await attempt('203.0.113.7', 'guess')).status).toBe(401);
+      expect((await attempt('203.0.113.7', USER.password)).status).toBe(429);
+      expect((await attempt('198.51.100.20', USER.password)).status).toBe(303);
+    } finally {
+      server.close();
+    }
+  });
+
+  test('a guess spread over many addresses meets growing delays on the addresses that failed, not on new ones', async () => {
+    const server = setup({ signInSlowdown: { after: 3, maxDelayMs: 1000 } });
+    try {
+      const attempt = attemptFrom(server, await registerClient(server.app));
+      for (const from of ['192.0.2.1', '192.0.2.2', '192.0.2.3'])
+        expect((await attempt(from, 'guess')).status).toBe(401);
+      // Three failures for the account: a second try from an address that failed waits 250 ms, then 500 ms, ...
+      const second = await attempt('192.0.2.1', 'guess');
+      expect(second.status).toBe(401);
+      expect(second.ms).toBeGreaterThanOrEqual(240);
+      const third = await attempt('192.0.2.2', 'guess');
+      expect(third.ms).toBeGreaterThanOrEqual(490);
+      // ... while the owner, from an address that never failed, signs in at once.
+      const owner = await attempt('198.51.100.20', USER.password);
+      expect(owner.status).toBe(303);
+      expect(owner.ms).toBeLessThan(240);
+    } finally {
+      server.close();
+    }
+  });
+
+  test('the delay stops growing at maxDelayMs', async () => {
+    const server = setup({ signInSlowdown: { after: 1, maxDelayMs: 300 }, signInPerAccount: { limit: 50 } });
+    try {
+      const attempt = attemptFrom(server, await registerClient(server.app));
+      for (let i = 0; i < 4; i += 1) await attempt('192.0.2.9', 'guess');
+      const capped = await attempt('192.0.2.9', 'guess');
+      expect(capped.ms).toBeGreaterThanOrEqual(290);
+      expect(capped.ms).toBeLessThan(1000);
     } finally {
       server.close();
     }

@@ -173,6 +173,7 @@ describe('rate limits on the JSON endpoints', () => {
         'revoke',
         'signIn',
         'signInPerAccount',
+        'signInSlowdown',
         'token',
       ]);
       expect((await request(server.app).post('/v1/oauth/revoke').send({ token: 'x' })).status).toBe(200);
