@@ -14,6 +14,7 @@ import { createAccountSession } from './account/session';
 import type { AppConfig } from './config';
 import type { AppDb } from './db/database';
 import { openAppDatabase } from './db/open';
+import { createSecretSealer, loadSecretKey } from './db/secret-key';
 import { cookieSecret, signingKeyPem } from './db/secrets';
 import { checkHost } from './http/guards';
 import { createHealthRoutes } from './http/health';
@@ -50,9 +51,12 @@ export async function createExampleApp(
     config.rateLimits && config.redisUrl
       ? await connectRateLimitStore(config.redisUrl, config.rateLimitPrefix)
       : undefined;
-  const secret = await cookieSecret(db);
+  const sealer = createSecretSealer(loadSecretKey(config));
+  const secret = await cookieSecret(db, sealer);
   // Every instance on the same database signs with the same key, so any of them verifies any token.
-  const signer = createJwtSigner({ keys: [{ privateKey: await signingKeyPem(db, config.signingKey) }] });
+  const signer = createJwtSigner({
+    keys: [{ privateKey: await signingKeyPem(db, sealer, config.signingKey) }],
+  });
   const resource = `${config.baseUrl}/mcp`;
   const purge = schedulePurge(store, config.purgeIntervalMs);
   const oauth = createOAuthRouter(store, signer, {

@@ -25,10 +25,28 @@ export interface AppConfig {
   allowedOrigins: string[];
   /** How often expired codes, grants and tokens are deleted, in milliseconds. */
   purgeIntervalMs: number;
+  /** SECRET_KEY: the key (base64, 32 bytes or more) that encrypts the secrets kept in the database. */
+  secretKey: string | undefined;
 }
 
 export class ConfigError extends Error {
   override readonly name = 'ConfigError';
+}
+
+const MIN_KEY_BYTES = 32;
+export const SECRET_KEY_REQUIRED =
+  'SECRET_KEY is required with DATABASE_URL (the same for every instance); make one with: openssl rand -base64 32';
+
+/** Decodes SECRET_KEY (base64 or base64url, 32 bytes or more), or says how to make one. */
+export function parseSecretKey(value: string, where = 'SECRET_KEY'): Buffer {
+  const text = value.trim();
+  const bytes = /^[A-Za-z0-9+/_-]+={0,2}$/.test(text) ? Buffer.from(text, 'base64') : Buffer.alloc(0);
+  if (bytes.length < MIN_KEY_BYTES) {
+    throw new ConfigError(
+      `${where} must be at least ${MIN_KEY_BYTES} random bytes in base64; make one with: openssl rand -base64 32`,
+    );
+  }
+  return bytes;
 }
 
 export function readConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
@@ -67,11 +85,14 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
         );
       return new URL(origin).origin;
     });
+  if (databaseUrl && !env.SECRET_KEY) throw new ConfigError(SECRET_KEY_REQUIRED);
+  if (env.SECRET_KEY) parseSecretKey(env.SECRET_KEY);
   const purgeSeconds = env.PURGE_INTERVAL_SECONDS ? Number(env.PURGE_INTERVAL_SECONDS) : 600;
   if (!Number.isInteger(purgeSeconds) || purgeSeconds < 1 || purgeSeconds > 86_400)
     throw new ConfigError('PURGE_INTERVAL_SECONDS must be a whole number of seconds from 1 to 86400.');
   return {
     port,
+    secretKey: env.SECRET_KEY || undefined,
     purgeIntervalMs: purgeSeconds * 1000,
     cimdAllowLoopback: cimd === '1',
     allowedOrigins,

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { chatGptDocument } from '../helpers/client-documents';
 import { startDocumentServer, type DocumentServer } from '../helpers/document-server';
+import { TEST_SECRET_KEY } from '../helpers/example-app';
 import { authorizeOn } from '../helpers/http-browser';
 import { testCa } from '../helpers/test-ca';
 import { createTestDatabase } from '../helpers/postgres-database';
@@ -50,6 +51,7 @@ describeWith('several instances behind a load balancer', { postgres: true, redis
     const env = {
       BASE_URL: issuer,
       DATABASE_URL: database.url,
+      SECRET_KEY: TEST_SECRET_KEY,
       REDIS_URL: REDIS_URL!,
       RATE_LIMIT_PREFIX: `test-${randomBytes(4).toString('hex')}:`,
       // Client documents on this machine's loopback, over HTTPS from the test's own CA (the contract's way).

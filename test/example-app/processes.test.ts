@@ -236,7 +236,10 @@ describe('npm start', () => {
     ],
     [
       'a PostgreSQL nobody listens on',
-      { DATABASE_URL: 'postgres://postgres@127.0.0.1:1/none' },
+      {
+        DATABASE_URL: 'postgres://postgres@127.0.0.1:1/none',
+        SECRET_KEY: Buffer.alloc(32, 1).toString('base64'),
+      },
       /^Cannot start: .*ECONNREFUSED/,
     ],
   ])('%s: exits at once with one clear line, no stack trace', async (_name, env, line) => {

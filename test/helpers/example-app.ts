@@ -14,6 +14,8 @@ import { createUser, type AppUser } from '../../example-app/users';
 import { DEFAULT_SCOPES } from '../../lib';
 
 export const ALL_SCOPES = Object.keys(DEFAULT_SCOPES);
+/** The SECRET_KEY of the test instances on PostgreSQL (32 bytes, base64). */
+export const TEST_SECRET_KEY = Buffer.alloc(32, 7).toString('base64');
 export const APP_USER = { email: 'owner@example.com', password: 'a long enough password', name: 'Owner' };
 
 export interface RunningExampleApp extends ExampleApp {
@@ -36,8 +38,10 @@ export async function startExampleApp(
   const http: Server = createServer();
   await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
   const baseUrl = `http://127.0.0.1:${(http.address() as AddressInfo).port}`;
+  // Instances on one PostgreSQL share the key that seals the app's secrets, as in production.
+  const secretKey = env.DATABASE_URL ? { SECRET_KEY: TEST_SECRET_KEY } : {};
   const example = await createExampleApp(
-    readConfig({ BASE_URL: baseUrl, DATABASE_PATH: databasePath, RATE_LIMITS: 'off', ...env }),
+    readConfig({ BASE_URL: baseUrl, DATABASE_PATH: databasePath, RATE_LIMITS: 'off', ...secretKey, ...env }),
     extras,
   );
   http.on('request', example.app);
