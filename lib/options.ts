@@ -77,6 +77,13 @@ export interface OAuthRouterOptions {
    * are fetched: only from globally reachable addresses, https, no redirects, 5 KB, 5 s.
    */
   clientMetadataDocuments?: ClientMetadataDocumentOptions;
+  /**
+   * Clients the host app vouches for (client ids, or a test of one). An error in an authorization request of any other
+   * client, before the user has done anything, is not redirected: a page names where the browser would go, with a
+   * "Return to <host>" link (RFC 9700 §4.11.2: with open registration, error redirects make an open redirector).
+   * Default: none; a trusted client's errors go back to it directly.
+   */
+  trustedClients?: readonly string[] | ((clientId: string) => boolean);
 }
 
 /** The parsed configuration the handlers use. */
@@ -102,6 +109,7 @@ export interface OAuthConfig {
   onError: (error: unknown, req: Request) => void;
   cache: Required<BearerCacheOptions>;
   clientDocuments: ClientDocumentConfig;
+  isTrustedClient: (clientId: string) => boolean;
 }
 
 export type { RateLimitOptions, Store as RateLimitStore };
@@ -245,5 +253,15 @@ export function parseOptions(options: OAuthRouterOptions): OAuthConfig {
     onError: options.onError ?? ((error) => console.error('express-mcp-oauth: unexpected error', error)),
     cache,
     clientDocuments: parseClientDocumentOptions(options.clientMetadataDocuments, fail),
+    isTrustedClient: parseTrustedClients(options.trustedClients),
   };
+}
+
+function parseTrustedClients(given: OAuthRouterOptions['trustedClients']): (clientId: string) => boolean {
+  if (given === undefined) return () => false;
+  if (typeof given === 'function') return (clientId) => given(clientId) === true;
+  if (!Array.isArray(given) || given.some((id) => typeof id !== 'string'))
+    fail('trustedClients must be an array of client ids or a function (clientId) => boolean.');
+  const trusted = new Set(given);
+  return (clientId) => trusted.has(clientId);
 }

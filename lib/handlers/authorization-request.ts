@@ -60,7 +60,11 @@ export async function validateAuthorizationRequest(
     state = readParam(source, 'state');
   } finally {
     // From here on the client is told about problems, by redirect (with state, when it could be read).
-    res.locals.oauthRedirect = { redirectUri: requestedUri, state } satisfies RedirectTarget;
+    res.locals.oauthRedirect = {
+      redirectUri: requestedUri,
+      state,
+      trusted: config.isTrustedClient(client.clientId),
+    } satisfies RedirectTarget;
   }
 
   const responseType = readParam(source, 'response_type');

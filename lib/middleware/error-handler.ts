@@ -9,6 +9,8 @@ import type { Pages } from '../pages';
 export interface RedirectTarget {
   redirectUri: string;
   state: string | undefined;
+  /** Whether the host app vouches for the client: its errors may be redirected before the user has acted. */
+  trusted: boolean;
 }
 
 /** Builds the redirect to the client with the response parameters and the issuer (RFC 9207 §2). */
@@ -71,6 +73,18 @@ export function createErrorHandler(config: OAuthConfig, pages: Pages): ErrorRequ
         error_description: oauthError.description,
       });
       res.setHeader('Cache-Control', 'no-store');
+      // RFC 9700 §4.11.2: before the user has done anything (the page's GET), a client nobody vouched for gets no
+      // automatic redirect, or anyone could register one and use this server to bounce browsers to any site.
+      if (req.method === 'GET' && !target.trusted) {
+        const page = {
+          status: oauthError.status,
+          error: oauthError.code,
+          description: oauthError.description,
+          returnTo: location,
+          returnHost: new URL(target.redirectUri).host || new URL(target.redirectUri).protocol,
+        };
+        return void pages.render(res, 'error', page, oauthError.status).catch(next);
+      }
       // RFC 9700 §4.12: 303 after a form post, so the browser does not re-send the form to the client.
       return res.redirect(req.method === 'GET' ? 302 : 303, location);
     }

@@ -17,9 +17,13 @@ import { MINUTE } from '../helpers/clock';
 describe('GET /v1/oauth/authorize', () => {
   let server: TestServer;
   let client: RegisteredClient;
+  let trustedClient: RegisteredClient;
+  const trusted = new Set<string>();
   beforeAll(async () => {
-    server = createTestServer();
+    server = createTestServer({ trustedClients: (clientId) => trusted.has(clientId) });
     client = await registerClient(server.app, { scope: 'fakture:read clients:read company:read' });
+    trustedClient = await registerClient(server.app, { scope: 'fakture:read clients:read company:read' });
+    trusted.add(trustedClient.client_id);
   });
   afterAll(() => server.close());
   const authorize = (overrides: Record<string, string | undefined> = {}, target = client) =>
@@ -79,8 +83,9 @@ describe('GET /v1/oauth/authorize', () => {
     expect((await authorize({ redirect_uri: 'http://localhost:33418/cb' }, native)).status).toBe(400);
   });
 
-  // Once the redirect URI is trusted, errors go back to the client with state and iss (RFC 6749 §4.1.2.1, RFC 9207).
-  test.each([
+  // Once the redirect URI is verified, errors go back to the client with state and iss (RFC 6749 §4.1.2.1, RFC 9207):
+  // at once for a client the host app trusts, through a "Return to" page for any other (open redirect, RFC 9700 §4.11.2).
+  const errorCases = [
     ['no response_type', { response_type: undefined }, 'invalid_request'],
     ['response_type token (implicit)', { response_type: 'token' }, 'unsupported_response_type'],
     ['no code_challenge', { code_challenge: undefined }, 'invalid_request'],
@@ -91,26 +96,48 @@ describe('GET /v1/oauth/authorize', () => {
     ['an unknown scope', { scope: 'fakture:read bank:write' }, 'invalid_scope'],
     ['a scope the client did not register', { scope: 'company:write' }, 'invalid_scope'],
     ['an unknown resource', { resource: 'https://elsewhere.example/mcp' }, 'invalid_target'],
-  ])('%s redirects with error=%s', async (_name, overrides, error) => {
-    const res = await authorize(overrides);
-    expect(res.status).toBe(302);
-    const location = new URL(res.headers.location!);
-    expect(location.origin + location.pathname).toBe('https://client.example/callback');
-    expect(location.searchParams.get('error')).toBe(error);
-    expect(location.searchParams.get('error_description')).toBeTruthy();
-    expect(location.searchParams.get('state')).toBe('state-123');
-    expect(location.searchParams.get('iss')).toBe(ISSUER);
-  });
+  ] as const;
+
+  test.each(errorCases)(
+    '%s: a trusted client is redirected with error=%s',
+    async (_name, overrides, error) => {
+      const res = await authorize(overrides, trustedClient);
+      expect(res.status).toBe(302);
+      const location = new URL(res.headers.location!);
+      expect(location.origin + location.pathname).toBe('https://client.example/callback');
+      expect(location.searchParams.get('error')).toBe(error);
+      expect(location.searchParams.get('error_description')).toBeTruthy();
+      expect(location.searchParams.get('state')).toBe('state-123');
+      expect(location.searchParams.get('iss')).toBe(ISSUER);
+    },
+  );
+
+  test.each(errorCases)(
+    'open redirect: %s for a self-registered client shows where it would go, and does not go',
+    async (_name, overrides, error) => {
+      const res = await authorize(overrides);
+      expect(res.status).toBeGreaterThanOrEqual(400);
+      expect(res.headers.location).toBeUndefined();
+      expect(res.headers['content-type']).toMatch(/html/);
+      const link = /<a class="button" href="([^"]+)" rel="noreferrer">Return to ([^<]+)<\/a>/.exec(res.text)!;
+      expect(link[2]).toBe('client.example');
+      const location = new URL(link[1]!.replace(/&amp;/g, '&'));
+      expect(location.origin + location.pathname).toBe('https://client.example/callback');
+      expect(location.searchParams.get('error')).toBe(error);
+      expect(location.searchParams.get('state')).toBe('state-123');
+      expect(location.searchParams.get('iss')).toBe(ISSUER);
+    },
+  );
 
   test('a repeated parameter is invalid_request (RFC 6749 §3.1)', async () => {
-    const { query } = authorizeQuery(client);
+    const { query } = authorizeQuery(trustedClient);
     const res = await request(server.app).get(`/v1/oauth/authorize?${query}&scope=company:read`);
     expect(res.status).toBe(302);
     expect(new URL(res.headers.location!).searchParams.get('error')).toBe('invalid_request');
   });
 
   test('two resources at once are invalid_target', async () => {
-    const { query } = authorizeQuery(client);
+    const { query } = authorizeQuery(trustedClient);
     const res = await request(server.app).get(
       `/v1/oauth/authorize?${query}&resource=${encodeURIComponent(`${ISSUER}/mcp`)}`,
     );

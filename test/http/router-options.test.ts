@@ -105,6 +105,7 @@ test.each<[string, Partial<OAuthRouterOptions> | null, RegExp]>([
     /resolveHost/,
   ],
   ['a CA that is not PEM', { clientMetadataDocuments: { ca: 'not a certificate' } }, /PEM certificates/],
+  ['trusted clients that are not ids', { trustedClients: [1] as never }, /trustedClients must be an array/],
 ])('refuses %s', (_name, options, message) => {
   expect(() =>
     createOAuthRouter(store, signer, options === null ? (undefined as never) : { ...base, ...options }),
