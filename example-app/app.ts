@@ -108,7 +108,7 @@ export async function createExampleApp(
       db,
       store,
       oauth,
-      session: createAccountSession(secret, base.protocol === 'https:'),
+      session: createAccountSession(db, secret, base.protocol === 'https:'),
       serviceName: config.serviceName,
     }),
   );

@@ -7,6 +7,11 @@ import type { OAuthConfig, OAuthUser } from './options';
 
 const SESSION_COOKIE = 'mcp_oauth_session';
 const CSRF_COOKIE = 'mcp_oauth_csrf';
+/**
+ * On https the cookies carry the __Host- prefix, which browsers accept only with Secure, Path=/ and no Domain: a
+ * sibling subdomain cannot plant a sign-in or a CSRF cookie here (login CSRF).
+ */
+const HOST_PREFIX = '__Host-';
 /** How long a pending authorization request stays valid between the pages. */
 const PENDING_REQUEST_MS = 30 * 60 * 1000;
 
@@ -24,7 +29,10 @@ export interface BrowserSession {
 }
 
 export function createBrowserSession(config: OAuthConfig, sealer: Sealer): BrowserSession {
-  const cookiePath = `${config.mountPath}/v1/oauth`;
+  const secure = config.secureCookies;
+  const cookiePath = secure ? '/' : `${config.mountPath}/v1/oauth`;
+  const sessionCookie = secure ? HOST_PREFIX + SESSION_COOKIE : SESSION_COOKIE;
+  const csrfCookie = secure ? HOST_PREFIX + CSRF_COOKIE : CSRF_COOKIE;
   const cookie = (name: string, value: string, maxAgeSeconds: number) =>
     [
       `${name}=${value}`,
@@ -34,7 +42,7 @@ export function createBrowserSession(config: OAuthConfig, sealer: Sealer): Brows
       // Lax: the cookie must come along when the AI client sends the browser here (a cross-site navigation),
       // but never on a cross-site POST.
       'SameSite=Lax',
-      ...(config.secureCookies ? ['Secure'] : []),
+      ...(secure ? ['Secure'] : []),
     ].join('; ');
   const appendCookie = (res: Response, value: string) => {
     const existing = res.getHeader('Set-Cookie');
@@ -44,10 +52,10 @@ export function createBrowserSession(config: OAuthConfig, sealer: Sealer): Brows
     ]);
   };
   const csrfSecret = (req: Request, res: Response): string => {
-    const known = readCookie(req, CSRF_COOKIE);
+    const known = readCookie(req, csrfCookie);
     if (known && /^[A-Za-z0-9_-]{43}$/.test(known)) return known;
     const fresh = randomSecret();
-    appendCookie(res, cookie(CSRF_COOKIE, fresh, 24 * 3600));
+    appendCookie(res, cookie(csrfCookie, fresh, 24 * 3600));
     return fresh;
   };
 
@@ -58,7 +66,7 @@ export function createBrowserSession(config: OAuthConfig, sealer: Sealer): Brows
       if (!config.authenticateUser) return undefined;
       const session = sealer.open<{ sub: string; name?: string; email?: string }>(
         'sign-in',
-        readCookie(req, SESSION_COOKIE),
+        readCookie(req, sessionCookie),
       );
       return session && typeof session.sub === 'string'
         ? { id: session.sub, name: session.name, email: session.email }
@@ -72,7 +80,7 @@ export function createBrowserSession(config: OAuthConfig, sealer: Sealer): Brows
         { sub: user.id, name: user.name, email: user.email },
         config.now() + seconds * 1000,
       );
-      appendCookie(res, cookie(SESSION_COOKIE, value, seconds));
+      appendCookie(res, cookie(sessionCookie, value, seconds));
     },
 
     formFields(req, res, params) {
@@ -82,7 +90,7 @@ export function createBrowserSession(config: OAuthConfig, sealer: Sealer): Brows
 
     openForm(req) {
       const body = (req.body ?? {}) as Record<string, unknown>;
-      const browser = readCookie(req, CSRF_COOKIE);
+      const browser = readCookie(req, csrfCookie);
       const request = body.request;
       const token = body.csrf_token;
       const csrfValid =

@@ -61,21 +61,25 @@ export function createAccountRoutes({ db, store, oauth, session, serviceName }: 
       if (!session.csrfValid(req)) return await again('The form expired; try again.', 403);
       const user = email && password ? await authenticateUser(db, email, password) : null;
       if (!user) return await again('The email or password is incorrect.', 401);
-      session.signIn(res, user.id);
+      await session.signIn(res, user.id);
       res.redirect(303, '/account/connected-apps');
     } catch (error) {
       next(error);
     }
   });
 
-  router.post('/sign-out', form, (req, res) => {
-    if (session.csrfValid(req)) session.signOut(res);
-    res.redirect(303, '/account/sign-in');
+  router.post('/sign-out', form, async (req, res, next) => {
+    try {
+      if (session.csrfValid(req)) await session.signOut(req, res);
+      res.redirect(303, '/account/sign-in');
+    } catch (error) {
+      next(error);
+    }
   });
 
   router.get('/connected-apps', async (req, res, next) => {
     try {
-      const userId = session.userId(req);
+      const userId = await session.userId(req);
       const user = userId ? await findUser(db, userId) : null;
       if (!user) return res.redirect(302, '/account/sign-in');
       const grants = await store.listActiveGrants(user.id);
@@ -99,7 +103,7 @@ export function createAccountRoutes({ db, store, oauth, session, serviceName }: 
 
   router.post('/connected-apps/revoke', form, async (req, res, next) => {
     try {
-      const userId = session.userId(req);
+      const userId = await session.userId(req);
       if (!userId) return res.redirect(303, '/account/sign-in');
       if (!session.csrfValid(req))
         return void (await render(

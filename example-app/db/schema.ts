@@ -159,6 +159,17 @@ const MIGRATIONS: readonly string[] = [
     value TEXT NOT NULL
   ) STRICT;
   `,
+  // 2: account-page sessions held by the server, so that signing out ends a session for good (a copied cookie too).
+  // The cookie holds a random token; the table holds only its SHA-256.
+  `
+  CREATE TABLE account_sessions (
+    token_hash TEXT PRIMARY KEY,
+    user_id INTEGER NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+    expires_at INTEGER NOT NULL,
+    revoked_at INTEGER
+  ) STRICT;
+  CREATE INDEX account_sessions_expiry ON account_sessions (expires_at);
+  `,
 ];
 
 /** The SQLite DDL in PostgreSQL's words: identity keys, BIGINT integers, DOUBLE PRECISION reals, no STRICT. */

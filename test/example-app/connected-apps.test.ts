@@ -94,8 +94,12 @@ test('CSRF: a revoke posted without this browser’s token is refused', async ()
   expect(await app.store.isGrantActive(grantIdOf(token))).toBe(true);
 });
 
-test('signing out ends the page session', async () => {
-  const { browser } = await signedInBrowser();
+test('signing out ends the page session on the server: a copy of its cookie is refused too', async () => {
+  const { browser, res } = await signedInBrowser();
+  const copied = (res.headers['set-cookie'] as unknown as string[])
+    .find((line) => line.startsWith('app_session='))!
+    .split(';')[0]!;
+  expect((await request(app.baseUrl).get('/account/connected-apps').set('Cookie', copied)).status).toBe(200);
   const form = formOf(
     (await browser.get('/account/connected-apps')).text
       .split('Sign out')[0]!
@@ -105,6 +109,20 @@ test('signing out ends the page session', async () => {
   );
   await browser.post('/account/sign-out').type('form').send(form.fields);
   expect((await browser.get('/account/connected-apps')).status).toBe(302);
+  expect((await request(app.baseUrl).get('/account/connected-apps').set('Cookie', copied)).status).toBe(302);
+});
+
+test('on https the account cookies carry the __Host- prefix: Secure, Path=/, no Domain', async () => {
+  const secure = await startExampleApp({ BASE_URL: 'https://mcp.example.com' });
+  try {
+    const page = await request(secure.baseUrl).get('/account/sign-in');
+    const cookie = (page.headers['set-cookie'] as unknown as string[]).find((line) =>
+      line.includes('app_csrf'),
+    )!;
+    expect(cookie).toMatch(/^__Host-app_csrf=[A-Za-z0-9_-]{43}; Path=\/; HttpOnly; SameSite=Lax; Secure$/);
+  } finally {
+    await secure.stop();
+  }
 });
 
 describe('sign-in limits on the account page (reproduced: 40 wrong passwords, never a 429)', () => {

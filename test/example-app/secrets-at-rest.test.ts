@@ -1,6 +1,6 @@
 // The app's own secrets (the signing key, the cookie secret) at rest: sealed with a key that is not in the database,
 // so that a copy of the database alone can neither sign a token nor forge a cookie.
-import { createHmac, createPrivateKey, generateKeyPairSync } from 'node:crypto';
+import { createPrivateKey, generateKeyPairSync } from 'node:crypto';
 import { copyFileSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,13 +11,26 @@ import { readConfig } from '../../example-app/config';
 import { createSecretSealer, keyFileOf } from '../../example-app/db/secret-key';
 import { createExampleApp } from '../../example-app/app';
 import { parseSecretKey } from '../../example-app/config';
+import { createSealer } from '../../lib/crypto/seal';
 import { startExampleApp } from '../helpers/example-app';
 
-/** The cookie the account pages accept for `userId`, made with `secret` as the app makes it. */
-function accountCookie(secret: string, userId: string): string {
-  const expires = Math.floor(Date.now() / 1000) + 3600;
-  const tag = createHmac('sha256', secret).update(`session:${userId}.${expires}`).digest('base64url');
-  return `app_session=${userId}.${expires}.${tag}`;
+/** The OAuth sign-in cookie for `userId`, sealed with `secret` as the library seals it: with it, a browser is signed in. */
+function signInCookie(secret: string, userId: string): string {
+  const sealer = createSealer(Buffer.from(secret), Date.now);
+  return `mcp_oauth_session=${sealer.seal('sign-in', { sub: userId }, Date.now() + 600_000)}`;
+}
+
+/** Whether the consent page (not the sign-in page) is shown to a browser with `cookie`: whether it is signed in. */
+async function signedIn(baseUrl: string, clientId: string, cookie: string): Promise<boolean> {
+  const query = new URLSearchParams({
+    response_type: 'code',
+    client_id: clientId,
+    redirect_uri: 'https://client.example/cb',
+    code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM',
+    code_challenge_method: 'S256',
+  });
+  const page = await request(baseUrl).get(`/v1/oauth/authorize?${query}`).set('Cookie', cookie);
+  return page.text.includes('>Allow<');
 }
 
 /** Every value of app_secrets in a copy of the database file (WAL folded in first). */
@@ -54,17 +67,17 @@ test('a copy of the database alone can neither sign a token nor forge a cookie (
   const app = await startExampleApp();
   try {
     const rows = secretsInCopy(app.databasePath);
-    const signed = await request(app.baseUrl).get('/account/connected-apps');
-    expect(signed.status).toBe(302); // signed out
+    const client = (
+      await request(app.baseUrl)
+        .post('/v1/oauth/register')
+        .send({ client_name: 'Victim app', redirect_uris: ['https://client.example/cb'] })
+    ).body as { client_id: string };
     for (const { value } of rows) {
       // The stored value is no key: it cannot sign an access token ...
       expect(() => createPrivateKey(value)).toThrow();
       expect(() => jwt.sign({ sub: app.user.id }, value, { algorithm: 'ES256' })).toThrow();
-      // ... and as a MAC key it makes a cookie the app refuses.
-      const forged = await request(app.baseUrl)
-        .get('/account/connected-apps')
-        .set('Cookie', accountCookie(value, app.user.id));
-      expect(forged.status).toBe(302);
+      // ... and as the cookie secret it seals a sign-in the app refuses: no consent on the user's behalf.
+      expect(await signedIn(app.baseUrl, client.client_id, signInCookie(value, app.user.id))).toBe(false);
     }
     // The control: whoever also has the key file opens the values, and the same forgery works. Only the key matters.
     const sealer = createSecretSealer(parseSecretKey(readFileSync(keyFileOf(app.databasePath), 'utf8')));
@@ -72,10 +85,7 @@ test('a copy of the database alone can neither sign a token nor forge a cookie (
       'cookie_secret',
       rows.find((row) => row.name === 'cookie_secret')!.value,
     )!;
-    const withKey = await request(app.baseUrl)
-      .get('/account/connected-apps')
-      .set('Cookie', accountCookie(cookieSecret, app.user.id));
-    expect(withKey.status).toBe(200);
+    expect(await signedIn(app.baseUrl, client.client_id, signInCookie(cookieSecret, app.user.id))).toBe(true);
     const signingKey = sealer.open('signing_key', rows.find((row) => row.name === 'signing_key')!.value)!;
     expect(() => createPrivateKey(signingKey)).not.toThrow();
   } finally {

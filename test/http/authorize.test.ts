@@ -488,3 +488,33 @@ describe('no lock-out: an owner is never held back by guesses from elsewhere', (
     }
   });
 });
+
+describe('cookies on https (login CSRF)', () => {
+  test('carry the __Host- prefix: Secure, Path=/, no Domain, so a sibling subdomain cannot plant one', async () => {
+    const server = createTestServer({ issuer: 'https://auth.example.com' });
+    try {
+      const client = await registerClient(server.app);
+      const page = await request(server.app)
+        .get(
+          `/v1/oauth/authorize?${authorizeQuery(client, { resource: 'https://auth.example.com/mcp' }).query}`,
+        )
+        .set('Host', 'auth.example.com');
+      const cookies = page.headers['set-cookie'] as unknown as string[];
+      expect(cookies).toHaveLength(1);
+      expect(cookies[0]).toMatch(
+        /^__Host-mcp_oauth_csrf=[A-Za-z0-9_-]{43}; Path=\/; Max-Age=86400; HttpOnly; SameSite=Lax; Secure$/,
+      );
+      // A CSRF cookie without the prefix (as a sibling subdomain could set for the parent domain) is not read.
+      const form = formOf(page.text);
+      const planted = cookies[0]!.split(';')[0]!.replace('__Host-', '');
+      const res = await request(server.app)
+        .post(form.action)
+        .set('Cookie', planted)
+        .type('form')
+        .send({ ...form.fields, email: USER.email, password: USER.password });
+      expect(res.status).toBe(403);
+    } finally {
+      server.close();
+    }
+  });
+});
