@@ -4,6 +4,7 @@ import express, { type ErrorRequestHandler, type Express } from 'express';
 import {
   createJwtSigner,
   createOAuthRouter,
+  isStoreUnavailable,
   type ClientMetadataDocumentOptions,
   type JwtSigner,
   type OAuthRouter,
@@ -120,6 +121,16 @@ export async function createExampleApp(
       );
   });
   app.use(((error, _req, res, _next) => {
+    if (isStoreUnavailable(error) && !res.headersSent) {
+      // The database went away for a moment: say so, and when to try again, instead of a 500.
+      console.warn(`The database cannot be reached: ${(error as Error).message}`);
+      res.setHeader('Retry-After', '5');
+      return void res.status(503).json({
+        jsonrpc: '2.0',
+        error: { code: -32000, message: 'The service is briefly unavailable; try again in a moment.' },
+        id: null,
+      });
+    }
     const status =
       typeof error?.status === 'number' && error.status >= 400 && error.status < 500 ? error.status : 500;
     if (status === 500) console.error(error);

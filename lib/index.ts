@@ -62,6 +62,8 @@ export type { LimitOptions, RateLimitName, SlowdownOptions } from './rate-limit-
 export type { AuthenticatedRequest, BearerAuth, RequireBearerOptions } from './middleware/bearer';
 /** The service's 15 scopes with their plain-language descriptions: the default catalogue. */
 export { DEFAULT_SCOPES } from './util/scopes';
+/** Whether an error means the store cannot be reached right now (answered 503 temporarily_unavailable). */
+export { isStoreUnavailable } from './store/unavailable';
 /** The HTTP status of each OAuth error code. */
 export { OAUTH_ERROR_STATUS } from './errors';
 

@@ -6,7 +6,13 @@ import type { AppDb } from '../db/database';
 import ejs from 'ejs';
 import express, { type ErrorRequestHandler, type Request, type Response, type Router } from 'express';
 import helmet from 'helmet';
-import { describeClient, isOAuthError, type OAuthRouter, type OAuthStore } from '../../lib';
+import {
+  describeClient,
+  isOAuthError,
+  isStoreUnavailable,
+  type OAuthRouter,
+  type OAuthStore,
+} from '../../lib';
 import { authenticateUser, findUser } from '../users';
 import type { AccountSession } from './session';
 
@@ -131,6 +137,11 @@ export function createAccountRoutes({ db, store, oauth, session, serviceName }: 
 
   // A refusal by the limits (429) is a page, like every other answer here.
   router.use(((error, _req, res, next) => {
+    if (isStoreUnavailable(error)) {
+      res.setHeader('Retry-After', '5');
+      const message = 'The service is briefly unavailable. Try again in a moment.';
+      return void render(res, 'account-error', { message }, 503).catch(next);
+    }
     if (!isOAuthError(error)) return next(error);
     for (const [name, value] of Object.entries(error.headers)) res.setHeader(name, value);
     render(res, 'account-error', { message: error.description }, error.status).catch(next);

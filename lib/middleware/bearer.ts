@@ -3,6 +3,8 @@
 import type { Request, RequestHandler, Response } from 'express';
 import type { OAuthContext } from '../context';
 import { OAuthError, isOAuthError } from '../errors';
+import { isStoreUnavailable } from '../store/unavailable';
+import { storeUnavailable } from './error-handler';
 import { protectedResourceMetadataUrl } from '../handlers/metadata';
 import type { BearerCache } from './bearer-cache';
 
@@ -133,7 +135,13 @@ export function createRequireBearer(
       // Usually answered from memory: no promise, no database read.
       const active = cache.isGrantActive(claims.grant_id);
       if (typeof active === 'boolean') return admit(active);
-      active.then(admit, next);
+      active.then(admit, (error: unknown) => {
+        if (!isStoreUnavailable(error)) return next(error);
+        // The tool server answers the outage itself: 503 with Retry-After, not the host app's 500.
+        config.onError(error, req);
+        res.setHeader('Retry-After', '5');
+        res.status(503).json(storeUnavailable(error).toJSON());
+      });
     };
   };
 }

@@ -4,6 +4,7 @@ import type { ErrorRequestHandler, Request } from 'express';
 import { OAuthError, isOAuthError } from '../errors';
 import type { OAuthConfig } from '../options';
 import type { Pages } from '../pages';
+import { isStoreUnavailable } from '../store/unavailable';
 
 /** Set on res.locals by the authorization endpoint once client_id and redirect_uri are verified. */
 export interface RedirectTarget {
@@ -52,10 +53,27 @@ function fromBodyParser(error: { type?: string; status?: number; expose?: boolea
   }
 }
 
+/** A store that cannot be reached: 503 with Retry-After (RFC 6749 §4.1.2.1 names temporarily_unavailable). */
+export function storeUnavailable(cause: unknown): OAuthError {
+  return new OAuthError(
+    'temporarily_unavailable',
+    'The service is briefly unavailable; try again in a moment.',
+    {
+      headers: { 'Retry-After': '5' },
+      cause,
+    },
+  );
+}
+
 function toOAuthError(error: unknown, req: Request, config: OAuthConfig): OAuthError {
   if (isOAuthError(error)) return error;
   const parsed = error && typeof error === 'object' ? fromBodyParser(error) : undefined;
   if (parsed) return parsed;
+  if (isStoreUnavailable(error)) {
+    // Reported (an operator wants to know), but answered as what it is: a moment's outage, not a server bug.
+    config.onError(error, req);
+    return storeUnavailable(error);
+  }
   config.onError(error, req);
   return new OAuthError('server_error', 'An unexpected error occurred; try again later.');
 }
