@@ -30,8 +30,26 @@ const priorFailures = (req: Request, property: string) => {
   return info ? info.used - 1 : undefined;
 };
 
+/**
+ * When the shared store (Redis) cannot be reached, the limits fail open: the OAuth endpoints keep answering, and an
+ * operator is told, once a minute at most, rather than on every request.
+ */
+function storeErrorLogger(now: () => number) {
+  let lastReport = -Infinity;
+  const report = (error: unknown) => {
+    if (now() - lastReport < 60_000) return;
+    lastReport = now();
+    console.warn(
+      `express-mcp-oauth: the rate-limit store failed (${(error as Error)?.message ?? String(error)}); ` +
+        'requests pass without rate limits until it answers again.',
+    );
+  };
+  return { error: report, warn: () => undefined };
+}
+
 export function createRateLimiters(config: OAuthConfig): RateLimiters {
   const limiters = {} as RateLimiters;
+  const failOpen = { passOnStoreError: true, logger: storeErrorLogger(config.now) };
   const settings = config.rateLimits;
   const tooMany: RequestHandler = (_req, _res, next) =>
     next(new OAuthError('too_many_requests', 'Too many requests; wait a while and try again.'));
@@ -57,18 +75,19 @@ export function createRateLimiters(config: OAuthConfig): RateLimiters {
             requestPropertyName: PAIR_FAILURES,
           }
         : { keyGenerator: addressOf }),
-      ...(settings.store ? { store: settings.store(name) } : {}),
+      ...(settings.store ? { store: settings.store(name), ...failOpen } : {}),
       handler: tooMany,
     });
   }
   limiters.signInSlowdown =
-    settings && settings.slowdown ? slowdown(settings, settings.slowdown) : passThrough;
+    settings && settings.slowdown ? slowdown(settings, settings.slowdown, failOpen) : passThrough;
   return limiters;
 }
 
 function slowdown(
   settings: Exclude<OAuthConfig['rateLimits'], false>,
   { after, windowMs, maxDelayMs }: { after: number; windowMs: number; maxDelayMs: number },
+  failOpen: { passOnStoreError: boolean; logger: ReturnType<typeof storeErrorLogger> },
 ): RequestHandler {
   // A counter only: it never refuses, it tells how many failures the account has had from all addresses.
   const count = rateLimit({
@@ -80,7 +99,7 @@ function slowdown(
     skipSuccessfulRequests: true,
     keyGenerator: (req) => `account:${accountOf(req)}`,
     requestPropertyName: ACCOUNT_FAILURES,
-    ...(settings.store ? { store: settings.store('signInSlowdown') } : {}),
+    ...(settings.store ? { store: settings.store('signInSlowdown'), ...failOpen } : {}),
   });
   return function slowRepeatedGuesses(req, res, next) {
     count(req, res, (error?: unknown) => {

@@ -234,6 +234,12 @@ describe('npm start', () => {
       { DATABASE_PATH: 'DANGLING/data/app.db' },
       /^Cannot start: ENOENT/,
     ],
+    // Reproduced: it used to log ECONNREFUSED again and again and never serve.
+    [
+      'a REDIS_URL nobody listens on',
+      { REDIS_URL: 'redis://127.0.0.1:1' },
+      /^Cannot start: Redis at redis:\/\/127\.0\.0\.1:1 cannot be reached \(.*\): start it, or unset REDIS_URL/,
+    ],
     [
       'a PostgreSQL nobody listens on',
       {
