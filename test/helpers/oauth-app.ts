@@ -8,6 +8,7 @@ import { createJwtSigner, type JwtSigner } from '../../lib/crypto/signer';
 import type { OAuthRouterOptions } from '../../lib/options';
 import { createOAuthRouter, type OAuthRouter } from '../../lib/router';
 import { createSqliteStore, type SqliteStore } from '../../lib/store/sqlite';
+import type { OAuthStore } from '../../lib/store/types';
 import type { AuthenticatedRequest } from '../../lib/middleware/bearer';
 import { createFakeClock, type FakeClock } from './clock';
 import { pkcePair } from './pkce';
@@ -32,11 +33,12 @@ export interface TestServer {
   close(): void;
 }
 
-export function createTestServer(options: Partial<OAuthRouterOptions> = {}): TestServer {
-  const dir = mkdtempSync(join(tmpdir(), 'mcp-oauth-app-'));
-  const dbPath = join(dir, 'oauth.db');
-  const clock = createFakeClock(Date.now());
-  const store = createSqliteStore(dbPath, { now: clock.now });
+/** The test app on any store: the OAuth router, one user, a fake clock, and protected endpoints. */
+export function mountTestApp(
+  store: OAuthStore,
+  clock: FakeClock,
+  options: Partial<OAuthRouterOptions> = {},
+): { app: Express; oauth: OAuthRouter; signer: JwtSigner } {
   const signer = createJwtSigner({ now: clock.now });
   const oauth = createOAuthRouter(store, signer, {
     issuer: ISSUER,
@@ -57,6 +59,15 @@ export function createTestServer(options: Partial<OAuthRouterOptions> = {}): Tes
   app.get('/mcp/invoices', oauth.requireBearer({ scopes: ['fakture:read'] }), (_req, res) => {
     res.json({ invoices: [] });
   });
+  return { app, oauth, signer };
+}
+
+export function createTestServer(options: Partial<OAuthRouterOptions> = {}): TestServer {
+  const dir = mkdtempSync(join(tmpdir(), 'mcp-oauth-app-'));
+  const dbPath = join(dir, 'oauth.db');
+  const clock = createFakeClock(Date.now());
+  const store = createSqliteStore(dbPath, { now: clock.now });
+  const { app, oauth, signer } = mountTestApp(store, clock, options);
   return {
     app,
     oauth,
