@@ -295,8 +295,15 @@ async function send(app: Express, generated: Generated) {
   return req.send(raw);
 }
 
-/** What must hold whatever was sent: every row's parents exist, and no text holds a control character. */
-async function checkInvariants(query: (sql: string) => Promise<Array<Record<string, unknown>>>) {
+/**
+ * What must hold whatever was sent: every row's parents exist (no grant without a client, no token or code without a
+ * grant); each rotation is continued by one successor at most (a retry may issue another, but only one goes on to
+ * be used); no secret is stored in plain text; no text holds a control character.
+ */
+async function checkInvariants(
+  query: (sql: string) => Promise<Array<Record<string, unknown>>>,
+  secrets: string[],
+) {
   const orphans = await query(`
     SELECT 'grant' AS kind, g.grant_id AS id FROM oauth_grants g LEFT JOIN oauth_clients c ON c.client_id = g.client_id WHERE c.client_id IS NULL
     UNION ALL SELECT 'code', a.code_hash FROM oauth_authorization_codes a LEFT JOIN oauth_grants g ON g.grant_id = a.grant_id WHERE g.grant_id IS NULL
@@ -304,6 +311,21 @@ async function checkInvariants(query: (sql: string) => Promise<Array<Record<stri
     UNION ALL SELECT 'latest', g.grant_id FROM oauth_grants g WHERE g.latest_token_hash IS NOT NULL
       AND NOT EXISTS (SELECT 1 FROM oauth_refresh_tokens t WHERE t.token_hash = g.latest_token_hash)`);
   expect(orphans).toEqual([]);
+  const forks = await query(`
+    SELECT t.parent_hash FROM oauth_refresh_tokens t
+     WHERE t.parent_hash IS NOT NULL
+       AND EXISTS (SELECT 1 FROM oauth_refresh_tokens c WHERE c.parent_hash = t.token_hash)
+     GROUP BY t.parent_hash HAVING count(*) > 1`);
+  expect(forks).toEqual([]);
+  // The tables that hold secrets (client names and the like are whatever a client sent, tokens included).
+  const stored = JSON.stringify(
+    await Promise.all(
+      ['oauth_grants', 'oauth_authorization_codes', 'oauth_refresh_tokens', 'oauth_client_assertions'].map(
+        (table) => query(`SELECT * FROM ${table}`),
+      ),
+    ),
+  );
+  expect(secrets.filter((secret) => stored.includes(secret))).toEqual([]);
   const clients = await query(
     'SELECT client_id, client_name, redirect_uris, metadata, scope FROM oauth_clients',
   );
@@ -346,7 +368,8 @@ function fuzzSuite(
       }),
       { numRuns: RUNS },
     );
-    await checkInvariants(opened.query);
+    // The refresh token's secret part (after its grant id) and the access token are never stored as they are.
+    await checkInvariants(opened.query, [known.refreshToken.split('.').pop()!, known.accessToken]);
   }, 120_000);
 }
 
