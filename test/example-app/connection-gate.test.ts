@@ -2,6 +2,7 @@
 // not take in (and roll back) the statements other requests run meanwhile. Safe by construction, not by a comment.
 import { randomUUID } from 'node:crypto';
 import { createConnectionGate } from '../../example-app/db/connection-gate';
+import { clientRecord } from '../helpers/fixtures';
 import { startExampleApp } from '../helpers/example-app';
 
 test('a store write and a statement issued during a transaction wait for it, and survive its rollback', async () => {
@@ -22,18 +23,7 @@ test('a store write and a statement issued during a transaction wait for it, and
       .catch((error: Error) => error.message);
     await new Promise((resolve) => setTimeout(resolve, 10));
     const storeWrite = Promise.resolve(
-      app.store.registerClient({
-        clientId,
-        clientSecretHash: null,
-        clientName: 'Meanwhile',
-        redirectUris: ['http://127.0.0.1/cb'],
-        grantTypes: ['authorization_code'],
-        responseTypes: ['code'],
-        tokenEndpointAuthMethod: 'none',
-        scope: 'clients:read',
-        metadata: {},
-        issuedAt: Date.now(),
-      }),
+      app.store.registerClient(clientRecord({ clientId, clientName: 'Meanwhile', scope: 'clients:read' })),
     ).then(() => order.push('store wrote'));
     const appWrite = app.db
       .run("INSERT INTO companies (name, email, created_at) VALUES ('Kept', 'k@b.example', 'now')")

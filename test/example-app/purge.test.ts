@@ -2,6 +2,7 @@
 // each), the tables stop growing instead of keeping every row ever written.
 import { randomUUID } from 'node:crypto';
 import { hashSecret, randomSecret } from '../../lib/crypto/secrets';
+import { clientRecord } from '../helpers/fixtures';
 import { startExampleApp } from '../helpers/example-app';
 
 const count = async (app: Awaited<ReturnType<typeof startExampleApp>>, table: string) =>
@@ -11,18 +12,7 @@ test('under a steady flow of expiring grants the tables stop growing', async () 
   const app = await startExampleApp({ PURGE_INTERVAL_SECONDS: '1' });
   try {
     const clientId = randomUUID();
-    await app.store.registerClient({
-      clientId,
-      clientSecretHash: null,
-      clientName: 'Flow',
-      redirectUris: ['http://127.0.0.1/cb'],
-      grantTypes: ['authorization_code'],
-      responseTypes: ['code'],
-      tokenEndpointAuthMethod: 'none',
-      scope: 'clients:read',
-      metadata: {},
-      issuedAt: Date.now(),
-    });
+    await app.store.registerClient(clientRecord({ clientId, clientName: 'Flow', scope: 'clients:read' }));
     const samples: number[] = [];
     let written = 0;
     const started = Date.now();
