@@ -34,7 +34,9 @@ export function clientIdUrlProblem(value: string): string | null {
   if (value.includes('#')) return 'a client_id URL must not have a fragment';
   if (url.username || url.password) return 'a client_id URL must not carry a user name or password';
   // The URL parser removes dot segments; the draft forbids them in the client_id as sent, so read the raw path.
-  const rawPath = value.slice(value.indexOf('/', 'https://'.length) >>> 0).split(/[?]/)[0] ?? '';
+  const afterScheme = value.slice('https://'.length);
+  const slash = afterScheme.indexOf('/');
+  const rawPath = slash === -1 ? '' : afterScheme.slice(slash).split(/[?]/)[0]!;
   const dotSegment = rawPath.split('/').some((segment) => /^(?:\.|%2e){1,2}$/i.test(segment));
   if (dotSegment) return 'a client_id URL must not contain "." or ".." path segments';
   if (url.pathname === '/' || url.pathname === '')
