@@ -71,3 +71,12 @@ export { OAUTH_ERROR_STATUS } from './errors';
 export { createPostgresStore } from './store/postgres';
 /** The PostgreSQL store and its options. */
 export type { PostgresStore, PostgresStoreOptions } from './store/postgres';
+
+/**
+ * A stateless MCP endpoint for `@modelcontextprotocol/sdk` servers, mounted after requireBearer: servers built once
+ * and reused, tools listed and callable only with their scopes (403 insufficient_scope otherwise). Needs the SDK.
+ */
+export { createMcpHandler } from './mcp/handler';
+/** createMcpHandler's options, and what it needs of a server. */
+export type { McpHandlerOptions } from './mcp/handler';
+export type { McpServerLike } from './mcp/server-pool';

@@ -7,6 +7,7 @@ import { isStoreUnavailable } from '../store/unavailable';
 import { storeUnavailable } from './error-handler';
 import { protectedResourceMetadataUrl } from '../handlers/metadata';
 import type { BearerCache } from './bearer-cache';
+import { refuseBearer } from './bearer-refusal';
 
 /** What requireBearer puts on `req.auth`. It is a superset of the MCP SDK's AuthInfo, so the SDK passes it to tools. */
 export interface BearerAuth {
@@ -38,8 +39,6 @@ export interface RequireBearerOptions {
 /** RFC 6750 §2.1: b64token = 1*( ALPHA / DIGIT / "-" / "." / "_" / "~" / "+" / "/" ) *"=". */
 const BEARER_HEADER = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i;
 
-const quote = (value: string) => `"${value.replace(/["\\]/g, '')}"`;
-
 export function createRequireBearer(
   ctx: OAuthContext,
   cache: BearerCache,
@@ -58,29 +57,11 @@ export function createRequireBearer(
         throw new TypeError(`requireBearer: "${scope}" is not in the scope catalogue.`);
     }
     const resourceUrl = new URL(resource);
-    const challengeBase = `Bearer resource_metadata=${quote(protectedResourceMetadataUrl(resource))}${
-      needed.length ? `, scope=${quote(needed.join(' '))}` : ''
-    }`;
+    const metadataUrl = protectedResourceMetadataUrl(resource);
+    const routeScope = needed.length ? needed.join(' ') : undefined;
     const expected = { issuer: config.issuer, audience: resource };
-
-    const refuse = (res: Response, error: OAuthError | undefined) => {
-      // RFC 6750 §3.1: a request without credentials gets the challenge but no error code.
-      const challenge = error
-        ? `${challengeBase}, error=${quote(error.code)}, error_description=${quote(error.description)}`
-        : challengeBase;
-      res.setHeader('WWW-Authenticate', challenge);
-      // Added to what the host app exposes already (Mcp-Session-Id, say), never in place of it.
-      const exposed = String(res.getHeader('Access-Control-Expose-Headers') ?? '');
-      if (!/\bwww-authenticate\b/i.test(exposed)) {
-        res.setHeader(
-          'Access-Control-Expose-Headers',
-          exposed ? `${exposed}, WWW-Authenticate` : 'WWW-Authenticate',
-        );
-      }
-      res.setHeader('Cache-Control', 'no-store');
-      const body = error ?? new OAuthError('invalid_token', 'An access token is required.');
-      res.status(body.status).json(body.toJSON());
-    };
+    const refuse = (res: Response, error: OAuthError | undefined) =>
+      refuseBearer(res, metadataUrl, error, routeScope);
 
     return function checkBearerToken(req, res, next) {
       const header = req.headers.authorization;

@@ -1,0 +1,277 @@
+// createMcpHandler: pooled SDK servers behind requireBearer, tools gated by the token's scopes.
+import type { AddressInfo } from 'node:net';
+import type { Server as HttpServer } from 'node:http';
+import express from 'express';
+import request from 'supertest';
+import { z } from 'zod';
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { createMcpHandler, type McpHandlerOptions } from '../../lib';
+import type { BearerAuth } from '../../lib/middleware/bearer';
+import { createTestServer, ISSUER, obtainTokens, USER, type TestServer } from '../helpers/oauth-app';
+
+const METADATA = `resource_metadata="${ISSUER}/.well-known/oauth-protected-resource/mcp"`;
+const TOOL_SCOPES = { list_invoices: ['fakture:read'], delete_invoice: ['fakture:write', 'fakture:read'] };
+
+/** A server with three tools; `gate` lets a test hold a tool call open until it says so. */
+function notesServer(stats: { built: number }, gate?: { wait: Promise<void> }) {
+  return () => {
+    stats.built += 1;
+    const server = new McpServer({ name: 'notes', version: '1.0.0' });
+    server.registerTool(
+      'whoami',
+      { description: 'The caller.', inputSchema: { label: z.string() } },
+      async ({ label }, extra) => {
+        if (gate) await gate.wait;
+        const auth = extra.authInfo as BearerAuth;
+        return { content: [{ type: 'text', text: `${label}:${auth.userId}:${auth.scopes.join(' ')}` }] };
+      },
+    );
+    server.registerTool('list_invoices', { description: 'Invoices.' }, async () => ({
+      content: [{ type: 'text', text: '[]' }],
+    }));
+    server.registerTool('delete_invoice', { description: 'Deletes one.' }, async () => ({
+      content: [{ type: 'text', text: 'deleted' }],
+    }));
+    return server;
+  };
+}
+
+let server: TestServer;
+let stats: { built: number };
+function mount(options: Partial<McpHandlerOptions> = {}, { json = true } = {}) {
+  stats = { built: 0 };
+  const handler = createMcpHandler({ createServer: notesServer(stats), toolScopes: TOOL_SCOPES, ...options });
+  const app = express();
+  app.use(server.oauth);
+  if (json) app.all('/mcp', server.oauth.requireBearer(), express.json(), handler);
+  else app.all('/mcp', server.oauth.requireBearer(), handler);
+  return app;
+}
+beforeEach(() => {
+  server = createTestServer();
+});
+afterEach(() => server.close());
+
+const rpc = (app: express.Express, token: string, body: unknown) =>
+  request(app)
+    .post('/mcp')
+    .set('Authorization', `Bearer ${token}`)
+    .set('Accept', 'application/json, text/event-stream')
+    .set('MCP-Protocol-Version', '2025-06-18')
+    .send(body as object);
+const call = (name: string, args: Record<string, unknown> = {}, id = 1) => ({
+  jsonrpc: '2.0',
+  id,
+  method: 'tools/call',
+  params: { name, arguments: args },
+});
+const token = async (scope: string) => (await obtainTokens(server, {}, { scope })).tokens.access_token;
+
+test.each([
+  ['fakture:read', ['whoami', 'list_invoices']],
+  ['fakture:read fakture:write', ['whoami', 'list_invoices', 'delete_invoice']],
+  ['clients:read', ['whoami']],
+  // Both scopes are needed: fakture:write alone does not show a tool that also reads invoices.
+  ['fakture:write', ['whoami']],
+])('tools/list with %s shows %j', async (scope, names) => {
+  const app = mount();
+  const res = await rpc(app, await token(scope), { jsonrpc: '2.0', id: 7, method: 'tools/list' });
+  expect(res.status).toBe(200);
+  expect(res.body.id).toBe(7);
+  expect(res.body.result.tools.map((tool: { name: string }) => tool.name)).toEqual(names);
+});
+
+test('a call outside the scopes is 403 insufficient_scope naming every scope the tool needs (RFC 6750 §3.1)', async () => {
+  const app = mount();
+  const res = await rpc(app, await token('fakture:read'), call('delete_invoice'));
+  expect(res.status).toBe(403);
+  expect(res.headers['www-authenticate']).toBe(
+    `Bearer ${METADATA}, scope="fakture:write fakture:read", error="insufficient_scope", error_description="The tool delete_invoice needs the scopes fakture:write fakture:read."`,
+  );
+  expect(res.headers['cache-control']).toBe('no-store');
+  expect(res.body).toEqual({
+    error: 'insufficient_scope',
+    error_description: 'The tool delete_invoice needs the scopes fakture:write fakture:read.',
+  });
+});
+
+test('a batch hiding an out-of-scope call among allowed ones is refused whole, before any tool runs', async () => {
+  const ran: string[] = [];
+  const app = mount({
+    createServer: () => {
+      const mcp = new McpServer({ name: 'n', version: '1' });
+      for (const name of ['list_invoices', 'delete_invoice'])
+        mcp.registerTool(name, {}, async () => (ran.push(name), { content: [] }));
+      return mcp;
+    },
+  });
+  const res = await rpc(app, await token('fakture:read'), [
+    call('list_invoices'),
+    call('delete_invoice', {}, 2),
+  ]);
+  expect(res.status).toBe(403);
+  expect(ran).toEqual([]);
+});
+
+test('a tool gets the token through authInfo, and runs when the scopes are there', async () => {
+  const app = mount();
+  const res = await rpc(app, await token('fakture:read'), call('whoami', { label: 'x' }));
+  expect(res.status).toBe(200);
+  expect(res.body.result.content[0].text).toBe(`x:${USER.id}:fakture:read`);
+});
+
+test('servers are built once and reused, not per request', async () => {
+  const app = mount();
+  const bearer = await token('fakture:read');
+  for (let i = 0; i < 20; i += 1) {
+    const res = await rpc(app, bearer, call('whoami', { label: String(i) }, i));
+    expect(res.body.result.content[0].text).toBe(`${i}:${USER.id}:fakture:read`);
+  }
+  expect(stats.built).toBe(1);
+});
+
+test('concurrent requests with the same JSON-RPC id each get their own answer; at most maxServers exist', async () => {
+  const app = mount({ maxServers: 3 });
+  const [a, b] = [await token('fakture:read'), await token('fakture:read clients:read')];
+  const replies = await Promise.all(
+    Array.from({ length: 24 }, (_, i) => rpc(app, i % 2 ? a : b, call('whoami', { label: `r${i}` }))),
+  );
+  replies.forEach((res, i) =>
+    expect(res.body.result.content[0].text).toBe(
+      `r${i}:${USER.id}:${i % 2 ? 'fakture:read' : 'fakture:read clients:read'}`,
+    ),
+  );
+  expect(stats.built).toBeLessThanOrEqual(3);
+});
+
+test('a request cut off mid-tool drops its server; the late result reaches nobody and the next request works', async () => {
+  let open!: () => void;
+  const gate = { wait: new Promise<void>((resolve) => (open = resolve)) };
+  stats = { built: 0 };
+  const app = express();
+  app.use(server.oauth);
+  app.post(
+    '/mcp',
+    server.oauth.requireBearer(),
+    express.json(),
+    createMcpHandler({ createServer: notesServer(stats, gate), maxServers: 1 }),
+  );
+  const listener: HttpServer = await new Promise((resolve) => {
+    const started = app.listen(0, '127.0.0.1', () => resolve(started));
+  });
+  try {
+    const url = `http://127.0.0.1:${(listener.address() as AddressInfo).port}/mcp`;
+    const bearer = await token('fakture:read');
+    const headers = {
+      authorization: `Bearer ${bearer}`,
+      accept: 'application/json, text/event-stream',
+      'content-type': 'application/json',
+      'mcp-protocol-version': '2025-06-18',
+    };
+    const abort = new AbortController();
+    const cut = fetch(url, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify(call('whoami', { label: 'cut' })),
+      signal: abort.signal,
+    }).catch((error: Error) => error.name);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    abort.abort();
+    expect(await cut).toBe('AbortError');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    // The held server was dropped, so with maxServers 1 a new one serves this (the gate is still closed: the
+    // new call waits for it too, and the late answer of the first must not be this one's).
+    const next = fetch(url, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify(call('whoami', { label: 'next' })),
+    });
+    open();
+    const body = (await (await next).json()) as { result: { content: Array<{ text: string }> } };
+    expect(body.result.content[0]!.text).toBe(`next:${USER.id}:fakture:read`);
+    expect(stats.built).toBe(2);
+  } finally {
+    listener.close();
+  }
+});
+
+test.each(['get', 'delete'] as const)(
+  '%s is 405: a stateless server has no stream and no session',
+  async (method) => {
+    const app = mount();
+    const res = await request(app)
+      [method]('/mcp')
+      .set('Authorization', `Bearer ${await token('fakture:read')}`);
+    expect(res.status).toBe(405);
+    expect(res.headers.allow).toBe('POST');
+    expect(res.body.error.code).toBe(-32000);
+  },
+);
+
+test('without a JSON parser in front it parses the body itself; bad JSON is a JSON-RPC parse error', async () => {
+  const app = mount({}, { json: false });
+  const bearer = await token('fakture:read');
+  const ok = await rpc(app, bearer, call('whoami', { label: 'p' }));
+  expect(ok.body.result.content[0].text).toBe(`p:${USER.id}:fakture:read`);
+  const denied = await rpc(app, bearer, call('delete_invoice'));
+  expect(denied.status).toBe(403);
+  const bad = await rpc(app, bearer, '{"jsonrpc":').set('Content-Type', 'application/json');
+  expect(bad.status).toBe(400);
+  expect(bad.body.error.code).toBe(-32700);
+});
+
+test('mounted without requireBearer it fails loudly instead of serving tools to anyone', async () => {
+  const app = express();
+  app.use(express.json());
+  app.post('/mcp', createMcpHandler({ createServer: notesServer({ built: 0 }) }));
+  const res = await request(app)
+    .post('/mcp')
+    .send(call('whoami', { label: 'x' }));
+  expect(res.status).toBe(500);
+  expect(res.text).toContain('mount it after requireBearer');
+});
+
+test.each([
+  ['no options', undefined, /createServer must be a function/],
+  ['createServer not a function', { createServer: 'x' }, /createServer must be a function/],
+  ['a factory that returns no server', { createServer: () => ({}) }, /must return an McpServer/],
+  ['maxServers 0', { createServer: notesServer({ built: 0 }), maxServers: 0 }, /maxServers/],
+  [
+    'toolScopes not a list',
+    { createServer: notesServer({ built: 0 }), toolScopes: { a: 'x' } },
+    /toolScopes\.a/,
+  ],
+  [
+    'a scope with a space',
+    { createServer: notesServer({ built: 0 }), toolScopes: { a: ['a b'] } },
+    /toolScopes\.a/,
+  ],
+])('fails at start on %s', (_name, options, message) => {
+  expect(() => createMcpHandler(options as unknown as McpHandlerOptions)).toThrow(message);
+});
+
+test('the SDK client lists and calls tools through it, with the tools of its scopes only', async () => {
+  const app = mount();
+  const listener: HttpServer = await new Promise((resolve) => {
+    const started = app.listen(0, '127.0.0.1', () => resolve(started));
+  });
+  const client = new Client({ name: 'test', version: '1.0.0' });
+  try {
+    const url = new URL(`http://127.0.0.1:${(listener.address() as AddressInfo).port}/mcp`);
+    const bearer = await token('fakture:read');
+    await client.connect(
+      new StreamableHTTPClientTransport(url, {
+        requestInit: { headers: { Authorization: `Bearer ${bearer}` } },
+      }),
+    );
+    const { tools } = await client.listTools();
+    expect(tools.map((tool) => tool.name)).toEqual(['whoami', 'list_invoices']);
+    const result = await client.callTool({ name: 'whoami', arguments: { label: 'sdk' } });
+    expect((result.content as Array<{ text: string }>)[0]!.text).toBe(`sdk:${USER.id}:fakture:read`);
+  } finally {
+    await client.close();
+    listener.close();
+  }
+});
