@@ -2,14 +2,11 @@
 // bearer check, listing and running only the tools the token's scopes allow, for the token's user's company.
 import type { AppDb } from '../db/database';
 import express, { type RequestHandler, type Router } from 'express';
-import { z } from 'zod';
-import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import type { AuthenticatedRequest, OAuthRouter } from '../../lib';
+import { createMcpHandler, type AuthenticatedRequest, type OAuthRouter } from '../../lib';
 import { refuseMcp } from '../http/guards';
-import { findUser } from '../users';
-import { toolError, toolResult, type ToolContext } from './tool';
-import { ALL_TOOLS, TOOLS_BY_NAME } from './tools';
+import { findUser, type AppUser } from '../users';
+import { createBusinessMcpServer, TOOL_SCOPES, type CallerExtra } from './server';
+import { createUserCache } from './user-cache';
 
 export interface McpEndpointOptions {
   db: AppDb;
@@ -36,11 +33,6 @@ const allowCors: RequestHandler = function mcpCors(req, res, next) {
   res.setHeader('Access-Control-Max-Age', '86400');
   res.status(204).end();
 };
-
-function jsonRpcMessages(body: unknown): Array<{ method?: unknown; params?: { name?: unknown } }> {
-  if (Array.isArray(body)) return body.filter((message) => message && typeof message === 'object');
-  return body && typeof body === 'object' ? [body as { method?: unknown }] : [];
-}
 
 const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
 
@@ -80,28 +72,13 @@ export function createMcpEndpoint({
 }: McpEndpointOptions): Router {
   const router = express.Router();
   const resourceMetadata = `${new URL(resource).origin}/.well-known/oauth-protected-resource${new URL(resource).pathname}`;
+  const users = createUserCache((id) => findUser(db, id));
 
-  // A tool outside the token's scopes is refused before anything runs: 403 naming the scope it needs (RFC 6750
-  // §3.1), which MCP clients read to ask the user for more (step-up authorization).
-  const requireToolScope: RequestHandler = function requireToolScope(req, res, next) {
-    const { scopes } = (req as AuthenticatedRequest).auth;
-    for (const message of jsonRpcMessages(req.body)) {
-      if (message.method !== 'tools/call') continue;
-      const tool = TOOLS_BY_NAME.get(String(message.params?.name));
-      if (tool && !tool.scopes.every((scope) => scopes.includes(scope))) {
-        // RFC 6750 §3: scope names what the call needs, all of it, so a client can ask for it in one step.
-        const needed = tool.scopes.join(' ');
-        const description = `The tool ${tool.name} needs the scopes ${needed}.`;
-        return refuseMcp(res, 403, resourceMetadata, 'insufficient_scope', description, needed);
-      }
-    }
-    next();
-  };
-
-  const serve: RequestHandler = async function serveMcp(req, res, next) {
-    try {
-      const { auth } = req as AuthenticatedRequest;
-      const user = await findUser(db, auth.userId);
+  // The token names its user; the tools need the user's company. A deleted user's tokens stop working within a
+  // second (the cache's lifetime), even though the tokens themselves are still valid.
+  const requireUser: RequestHandler = function requireUser(req, res, next) {
+    const { auth } = req as AuthenticatedRequest;
+    const admit = (user: AppUser | null) => {
       if (!user) {
         return refuseMcp(
           res,
@@ -111,47 +88,21 @@ export function createMcpEndpoint({
           'The user of this token no longer exists.',
         );
       }
-      const context: ToolContext = { db, userId: user.id, companyId: user.companyId };
-      const server = new McpServer({ name: serverName, version: '1.0.0' }, { capabilities: { tools: {} } });
-      for (const tool of ALL_TOOLS) {
-        if (!tool.scopes.every((scope) => auth.scopes.includes(scope))) continue;
-        server.registerTool(
-          tool.name,
-          {
-            title: tool.title,
-            description: `${tool.description} (Needs ${tool.scopes.join(', ')}.)`,
-            // Strict: a misspelt argument is reported to the model instead of being silently dropped.
-            inputSchema: z.object(tool.input).strict(),
-            annotations: {
-              readOnlyHint: tool.readOnly,
-              destructiveHint: tool.destructive ?? false,
-              openWorldHint: false,
-            },
-          },
-          async (args: unknown) => {
-            try {
-              return toolResult(await tool.run(context, args as never));
-            } catch (error) {
-              return toolError(error);
-            }
-          },
-        );
-      }
-      // Stateless: a fresh server and transport per request, so every instance behind a load balancer can answer.
-      const transport = new StreamableHTTPServerTransport({
-        sessionIdGenerator: undefined,
-        enableJsonResponse: true,
-      });
-      res.on('close', () => {
-        void transport.close();
-        void server.close();
-      });
-      await server.connect(transport);
-      await transport.handleRequest(req, res, req.body);
-    } catch (error) {
-      next(error);
-    }
+      const extra: CallerExtra = { userId: user.id, grantId: auth.grantId, companyId: user.companyId };
+      (req as AuthenticatedRequest).auth = { ...auth, extra };
+      next();
+    };
+    const user = users.get(auth.userId);
+    if (!(user instanceof Promise)) return admit(user);
+    user.then(admit, next);
   };
+
+  // Servers built once and reused (the library pools them); each token sees and calls only the tools its scopes
+  // allow, and a call outside them is a 403 naming the scopes it needs (RFC 6750 §3.1: step-up authorization).
+  const serve = createMcpHandler({
+    createServer: () => createBusinessMcpServer(db, serverName),
+    toolScopes: TOOL_SCOPES,
+  });
 
   const notAllowed: RequestHandler = (_req, res) => {
     res.setHeader('Allow', 'POST, OPTIONS');
@@ -165,13 +116,7 @@ export function createMcpEndpoint({
   // The Host check (DNS rebinding) covers every route of the app, /mcp included: see http/guards.ts.
   router.use(checkOrigin(baseUrl, allowedOrigins, resourceMetadata));
   router.use(allowCors);
-  router.post(
-    '/',
-    oauth.requireBearer({ resource }),
-    express.json({ limit: '1mb' }),
-    requireToolScope,
-    serve,
-  );
+  router.post('/', oauth.requireBearer({ resource }), express.json({ limit: '1mb' }), requireUser, serve);
   router.get('/', oauth.requireBearer({ resource }), notAllowed);
   router.delete('/', oauth.requireBearer({ resource }), notAllowed);
   router.all('/', notAllowed);

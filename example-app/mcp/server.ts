@@ -1,0 +1,52 @@
+// The MCP server of the business service: every tool registered once, with its zod schema built once. Pooled and
+// reused by the library's createMcpHandler, which shows each token only the tools its scopes allow; a tool learns
+// whose company it acts on from the request's authInfo (see endpoint.ts), never from server state.
+import type { AppDb } from '../db/database';
+import { z } from 'zod';
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { toolError, toolResult, type ToolContext } from './tool';
+import { ALL_TOOLS } from './tools';
+
+/** What endpoint.ts adds to `req.auth.extra` once it has found the token's user. */
+export type CallerExtra = {
+  userId: string;
+  grantId: string;
+  companyId: number;
+};
+
+/** Each tool's scopes, for createMcpHandler's `toolScopes`. */
+export const TOOL_SCOPES: Readonly<Record<string, readonly string[]>> = Object.fromEntries(
+  ALL_TOOLS.map((tool) => [tool.name, tool.scopes]),
+);
+
+export function createBusinessMcpServer(db: AppDb, serverName: string): McpServer {
+  const server = new McpServer({ name: serverName, version: '1.0.0' }, { capabilities: { tools: {} } });
+  for (const tool of ALL_TOOLS) {
+    server.registerTool(
+      tool.name,
+      {
+        title: tool.title,
+        description: `${tool.description} (Needs ${tool.scopes.join(', ')}.)`,
+        // Strict: a misspelt argument is reported to the model instead of being silently dropped.
+        inputSchema: z.object(tool.input).strict(),
+        annotations: {
+          readOnlyHint: tool.readOnly,
+          destructiveHint: tool.destructive ?? false,
+          openWorldHint: false,
+        },
+      },
+      async (args: unknown, extra) => {
+        const caller = extra.authInfo?.extra as CallerExtra | undefined;
+        // Unreachable behind endpoint.ts, which refuses a request before it gets here without a known user.
+        if (!caller?.companyId) throw new Error('No signed-in user for this tool call.');
+        const context: ToolContext = { db, userId: caller.userId, companyId: caller.companyId };
+        try {
+          return toolResult(await tool.run(context, args as never));
+        } catch (error) {
+          return toolError(error);
+        }
+      },
+    );
+  }
+  return server;
+}
