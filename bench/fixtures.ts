@@ -22,6 +22,8 @@ export interface Fixtures {
   refreshTokens: string[];
   /** Codes minted before the timed phase, each redeemable once with VERIFIER. */
   codes: string[];
+  /** The next unused code, shared by every row that redeems these codes. */
+  codeCursor: { next: number };
   redirectUri: string;
 }
 
@@ -128,5 +130,13 @@ export async function seedFixtures(
   });
 
   seedFillerGrants(store.database, clientId, counts.fillerGrants, now);
-  return { reusedToken: sign(), freshTokens, clientId, refreshTokens, codes, redirectUri };
+  return {
+    reusedToken: sign(),
+    freshTokens,
+    clientId,
+    refreshTokens,
+    codes,
+    codeCursor: { next: 0 },
+    redirectUri,
+  };
 }

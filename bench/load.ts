@@ -43,7 +43,10 @@ export interface Measurement {
   opsPerSecond: number;
   p50: number;
   p99: number;
+  /** Non-2xx answers, connection errors and timeouts. */
   errors: number;
+  /** Connection errors and timeouts alone (a refusal the load asked for is not one). */
+  failures: number;
 }
 
 export type RequestSpec = autocannon.Request;
@@ -56,6 +59,7 @@ export async function measure(url: string, requests: RequestSpec[], seconds: num
     p50: result.latency.p50,
     p99: result.latency.p99,
     errors: result.non2xx + result.errors + result.timeouts,
+    failures: result.errors + result.timeouts,
   };
 }
 
@@ -106,6 +110,7 @@ function combine(runs: Measurement[]): Measurement {
     p50: Math.round(mean((run) => run.p50) * 10) / 10,
     p99: Math.max(...runs.map((run) => run.p99)),
     errors: runs.reduce((sum, run) => sum + run.errors, 0),
+    failures: runs.reduce((sum, run) => sum + run.failures, 0),
   };
 }
 

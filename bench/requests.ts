@@ -23,13 +23,19 @@ export const cycling = (tokens: string[]): RequestSpec[] => {
     },
   ];
 };
-/** Each grant's newest refresh token goes back in the queue when its response arrives: rotation as clients do it. */
-export const refreshing = (fixtures: Fixtures): RequestSpec[] => {
-  const queue = [...fixtures.refreshTokens];
+type TokenFixtures = { tokenPath?: string };
+/**
+ * Each grant's newest refresh token goes back in the queue when its response arrives: rotation as clients do it.
+ * The queue is `fixtures.refreshTokens` itself, so a later row continues from the tokens the earlier one left.
+ */
+export const refreshing = (
+  fixtures: Pick<Fixtures, 'clientId' | 'refreshTokens'> & TokenFixtures,
+): RequestSpec[] => {
+  const queue = fixtures.refreshTokens;
   return [
     {
       method: 'POST',
-      path: '/v1/oauth/token',
+      path: fixtures.tokenPath ?? '/v1/oauth/token',
       headers: form,
       setupRequest: (req) => ({
         ...req,
@@ -41,17 +47,20 @@ export const refreshing = (fixtures: Fixtures): RequestSpec[] => {
     },
   ];
 };
-export const redeeming = (fixtures: Fixtures): RequestSpec[] => {
-  let next = 0;
+/** Each code is used once across every row that redeems from the same fixtures (`codeCursor` is shared). */
+export const redeeming = (
+  fixtures: Pick<Fixtures, 'clientId' | 'codes' | 'redirectUri' | 'codeCursor'> & TokenFixtures,
+): RequestSpec[] => {
+  const cursor = fixtures.codeCursor;
   const redirect = encodeURIComponent(fixtures.redirectUri);
   return [
     {
       method: 'POST',
-      path: '/v1/oauth/token',
+      path: fixtures.tokenPath ?? '/v1/oauth/token',
       headers: form,
       setupRequest: (req) => ({
         ...req,
-        body: `grant_type=authorization_code&client_id=${fixtures.clientId}&code=${fixtures.codes[next++]}&redirect_uri=${redirect}&code_verifier=${VERIFIER}`,
+        body: `grant_type=authorization_code&client_id=${fixtures.clientId}&code=${fixtures.codes[cursor.next++]}&redirect_uri=${redirect}&code_verifier=${VERIFIER}`,
       }),
     },
   ];
@@ -71,18 +80,28 @@ export const registering: RequestSpec[] = [
 export const cryptoOnlyRequests: RequestSpec[] = [
   { method: 'POST', path: '/op', headers: form, body: 'grant_type=refresh_token&refresh_token=x' },
 ];
-export const toolCall: RequestSpec[] = [
-  {
-    method: 'POST',
-    path: '/mcp',
-    headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
-    body: JSON.stringify({
-      jsonrpc: '2.0',
-      id: 1,
-      method: 'tools/call',
-      params: { name: 'get_company', arguments: {} },
-    }),
-  },
+const mcpHeaders = {
+  'content-type': 'application/json',
+  accept: 'application/json, text/event-stream',
+  'mcp-protocol-version': '2025-06-18',
+};
+const rpc = (method: string, params?: unknown, path = '/mcp'): RequestSpec => ({
+  method: 'POST',
+  path,
+  headers: mcpHeaders,
+  body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, ...(params === undefined ? {} : { params }) }),
+});
+export const mcpPing: RequestSpec[] = [rpc('ping')];
+export const listClients: RequestSpec[] = [rpc('tools/call', { name: 'list_clients', arguments: {} })];
+/** A mix for the memory run: the calls a session makes, and refusals. */
+export const mcpMix = (token: string, narrowToken: string): RequestSpec[] => [
+  ...withAuth([rpc('ping'), rpc('tools/list')], token),
+  ...withAuth([rpc('tools/call', { name: 'list_clients', arguments: { limit: 5 } })], token),
+  ...withAuth([rpc('tools/call', { name: 'get_company', arguments: {} })], token),
+  ...withAuth([rpc('tools/call', { name: 'list_invoices', arguments: {} })], token),
+  // 403 insufficient_scope, and 401 for a token that is not one.
+  ...withAuth([rpc('tools/call', { name: 'list_clients', arguments: {} })], narrowToken),
+  ...withAuth([rpc('ping')], 'not-a-token'),
 ];
 
 export const withAuth = (requests: RequestSpec[], token: string): RequestSpec[] =>

@@ -1,6 +1,8 @@
 // npm run bench: every hot path of the library and the reference app, each beside a baseline measured in the same
 // run, as ratios with targets. Exits non-zero when a target is missed. BENCH_ROUNDS (default 20) sets how many
-// 1-second target rounds each comparison has, BENCH_SOAK_SECONDS (default 300) the memory run's length.
+// 1-second target rounds each comparison has, BENCH_SOAK_SECONDS (default 300) the fresh-token memory run's length,
+// BENCH_MCP_SOAK_SECONDS (default 1800) the /mcp memory run's. BENCH_ONLY (a regular expression) runs only the rows
+// whose names match it ("mcp", "grant", "memory", "1M grants"), for a quick look while working on one path.
 import { mkdtempSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
 import { cpus, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
@@ -9,21 +11,42 @@ import { createJwtSigner, createSqliteStore, generateSigningKey } from '../lib';
 import { openAppDatabase } from '../example-app/db/open';
 import { createUser } from '../example-app/users';
 import { ISSUER, RESOURCE, seedFixtures, type Fixtures } from './fixtures';
-import { compare, measure, residentMb, startServer, type Load, type Measurement } from './load';
+import {
+  compare,
+  measure,
+  residentMb,
+  startServer,
+  type Load,
+  type Measurement,
+  type RequestSpec,
+  type Server,
+} from './load';
 import {
   bearer,
   cryptoOnlyRequests,
   cycling,
+  listClients,
+  mcpMix,
+  mcpPing,
   open,
   redeeming,
   refreshing,
   registering,
-  toolCall,
   withAuth,
 } from './requests';
+import {
+  SDK_CLIENT_ID,
+  SDK_REDIRECT_URI,
+  sdkCode,
+  sdkRefreshToken,
+  signSdkAccessToken,
+} from './sdk-baselines';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 20);
 const SOAK_SECONDS = Number(process.env.BENCH_SOAK_SECONDS ?? 300);
+const MCP_SOAK_SECONDS = Number(process.env.BENCH_MCP_SOAK_SECONDS ?? 1800);
+const ONLY = process.env.BENCH_ONLY ? new RegExp(process.env.BENCH_ONLY, 'i') : undefined;
+const wanted = (name: string) => !ONLY || ONLY.test(name);
 const dir = mkdtempSync(join(tmpdir(), 'mcp-oauth-bench-'));
 const keyPem = generateSigningKey('ES256').export({ type: 'pkcs8', format: 'pem' }) as string;
 const common = { BENCH_KEY: keyPem, BENCH_DIR: dir };
@@ -37,7 +60,7 @@ interface Row {
   target?: { min: number } | { within: number };
 }
 const rows: Row[] = [];
-let memoryLine = '';
+const memoryLines: string[] = [];
 const header = `express-mcp-oauth bench, ${new Date().toISOString().slice(0, 10)}: ${cpus().length} x ${cpus()[0]?.model}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`;
 
 async function seedDatabase(file: string, counts: Parameters<typeof seedFixtures>[2]): Promise<Fixtures> {
@@ -67,20 +90,25 @@ async function main(): Promise<void> {
   );
   const fixtures = await seedDatabase('oauth.db', {
     freshTokens: 20_000,
-    refreshTokens: 2_000,
-    codes: 120_000,
+    refreshTokens: 6_000,
+    codes: 250_000,
     fillerGrants: 0,
   });
   const document = await metadataDocument();
   const app = await appFixtures();
+  const sdk = { ...sdkFixtures(), token: app.sdkToken };
   const started = await Promise.all([
     startServer('verify-only', common),
     startServer('crypto-only', common),
     startServer('oauth', { ...common, BENCH_DB: join(dir, 'oauth.db'), BENCH_STATIC_JSON: document }),
     startServer('app', { ...common, ...app.env }),
-    startServer('app-noauth', { ...common, ...app.env }),
+    startServer('sdk-router', { ...common, ...app.env, ...sdk.env }),
+    startServer('sdk-reused', { ...common, ...app.env }),
+    startServer('bare-ping', common),
   ]);
-  const [verifyOnly, cryptoOnly, oauth, appServer, noAuth] = started.map((server) => server.url) as string[];
+  const [verifyOnly, cryptoOnly, oauth, appServer, sdkRouter, sdkReused, barePing] = started.map(
+    (server) => server.url,
+  ) as string[];
   try {
     const row = async (
       name: string,
@@ -88,6 +116,7 @@ async function main(): Promise<void> {
       baseline: Load & { name: string },
       goal?: Row['target'],
     ) => {
+      if (!wanted(name)) return;
       const { target: result, baseline: base, ratio } = await compare(target, baseline, ROUNDS);
       rows.push({ name, result, ratio, baseline: { name: baseline.name, result: base }, target: goal });
     };
@@ -107,7 +136,19 @@ async function main(): Promise<void> {
     await row('refresh grant (rotation)', { url: oauth!, requests: refreshing(fixtures) }, crypto, {
       min: 0.7,
     });
+    await row(
+      'refresh grant (rotation)',
+      { url: oauth!, requests: refreshing(fixtures) },
+      { name: 'MCP SDK mcpAuthRouter, in memory', url: sdkRouter!, requests: refreshing(sdk.fixtures) },
+      { min: 1.0 },
+    );
     await row('code grant with PKCE', { url: oauth!, requests: redeeming(fixtures) }, crypto, { min: 0.7 });
+    await row(
+      'code grant with PKCE',
+      { url: oauth!, requests: redeeming(fixtures) },
+      { name: 'MCP SDK mcpAuthRouter, in memory', url: sdkRouter!, requests: redeeming(sdk.fixtures) },
+      { min: 1.0 },
+    );
     await row('registration', { url: oauth!, requests: registering }, crypto, { min: 0.8 });
     await row(
       'metadata',
@@ -115,17 +156,57 @@ async function main(): Promise<void> {
       { name: 'static JSON handler, same app', url: oauth!, requests: [{ method: 'GET', path: '/static' }] },
       { min: 0.95 },
     );
+    for (const [what, requests] of [
+      ['MCP ping via /mcp', mcpPing],
+      ['list_clients via /mcp', listClients],
+    ] as const) {
+      const ours = { url: appServer!, requests: withAuth(requests, app.token) };
+      await row(
+        what,
+        ours,
+        {
+          name: 'SDK README stateless McpServer + requireBearerAuth',
+          url: sdkRouter!,
+          requests: withAuth(requests, sdk.token),
+        },
+        { min: 2.5 },
+      );
+      await row(
+        what,
+        ours,
+        { name: 'SDK transport, reused servers, no auth', url: sdkReused!, requests },
+        { min: 0.8 },
+      );
+    }
     await row(
-      'tools/call via /mcp',
-      { url: appServer!, requests: withAuth(toolCall, app.token) },
-      { name: 'same /mcp, no auth', url: noAuth!, requests: toolCall },
+      'MCP ping via /mcp',
+      { url: appServer!, requests: withAuth(mcpPing, app.token) },
+      { name: 'bare Express JSON-RPC ping, no SDK', url: barePing!, requests: mcpPing },
     );
   } finally {
     await Promise.all(started.map((server) => server.stop()));
   }
-  await scale();
-  await soak(fixtures);
+  if (wanted('bearer check, 1M grants')) await scale();
+  if (wanted('memory, fresh-token load')) await soak(fixtures);
+  if (wanted('memory, mixed /mcp load')) await mcpSoak(app);
   report();
+}
+
+/** The SDK router's fixtures, rebuilt from the counts it seeds itself in memory. */
+function sdkFixtures() {
+  const counts = { codes: 250_000, refreshTokens: 6_000 };
+  return {
+    env: { BENCH_SDK_CODES: String(counts.codes), BENCH_SDK_REFRESH: String(counts.refreshTokens) },
+    fixtures: {
+      // mcpAuthRouter serves its endpoints at the issuer's root.
+      tokenPath: '/token',
+      clientId: SDK_CLIENT_ID,
+      redirectUri: SDK_REDIRECT_URI,
+      codes: Array.from({ length: counts.codes }, (_, i) => sdkCode(i)),
+      codeCursor: { next: 0 },
+      refreshTokens: Array.from({ length: counts.refreshTokens }, (_, i) => sdkRefreshToken(i)),
+    },
+  };
 }
 
 async function metadataDocument(): Promise<string> {
@@ -140,7 +221,7 @@ async function appFixtures() {
   const user = await createUser(database.db, { email: 'bench@example.com', password: 'bench password 1' });
   const clientId = randomUUID();
   const grantId = randomUUID();
-  const scopes = ['company:read', 'fakture:read'];
+  const scopes = ['company:read', 'fakture:read', 'clients:read'];
   await database.store.registerClient({
     clientId,
     clientSecretHash: null,
@@ -181,9 +262,24 @@ async function appFixtures() {
     scopes,
     grantId,
     expiresAt: Math.floor(Date.now() / 1000) + 3600,
-    extra: { userId: user.id, grantId },
+    extra: { userId: user.id, grantId, companyId: user.companyId },
   };
-  return { token, env: { BENCH_APP_DB: path, BENCH_APP_AUTH: JSON.stringify(auth) } };
+  const sdkToken = signSdkAccessToken(keyPem, {
+    sub: user.id,
+    scope: scopes.join(' '),
+    company_id: user.companyId,
+  });
+  // A token of the same user and grant without clients:read, for the mixed load's 403s.
+  const narrowToken = createJwtSigner({ keys: [{ privateKey: keyPem }] }).signAccessToken({
+    issuer: ISSUER,
+    subject: user.id,
+    audience: RESOURCE,
+    clientId,
+    scope: 'company:read',
+    grantId,
+    expiresIn: 3600,
+  }).token;
+  return { token, sdkToken, narrowToken, env: { BENCH_APP_DB: path, BENCH_APP_AUTH: JSON.stringify(auth) } };
 }
 
 /** The bearer check and the refresh grant with 1,000 and with 1,000,000 stored grants, measured in turns. */
@@ -242,10 +338,37 @@ async function soak(fixtures: Fixtures): Promise<void> {
     BENCH_DIR: dir,
     BENCH_DB: join(dir, 'oauth.db'),
   });
+  await memoryRun(
+    `memory, ${SOAK_SECONDS} s of fresh-token load`,
+    server,
+    cycling(fixtures.freshTokens),
+    SOAK_SECONDS,
+  );
+}
+
+/** The reference app's /mcp under a mix of pings, tool lists, tool calls and refusals (1 in 7 a 403, 1 in 7 a 401). */
+async function mcpSoak(app: Awaited<ReturnType<typeof appFixtures>>): Promise<void> {
+  const server = await startServer('app', { ...common, ...app.env });
+  await memoryRun(
+    `memory, ${MCP_SOAK_SECONDS} s of mixed /mcp load`,
+    server,
+    mcpMix(app.token, app.narrowToken),
+    MCP_SOAK_SECONDS,
+  );
+}
+
+/** Resident memory sampled every 5 s under `seconds` of load: peak under 200 MB, last minute within 10 % of the second. */
+async function memoryRun(
+  name: string,
+  server: Server,
+  requests: RequestSpec[],
+  seconds: number,
+): Promise<void> {
   const samples: number[] = [];
   const timer = setInterval(() => samples.push(residentMb(server.child.pid!)), 5000);
+  let result: Measurement;
   try {
-    await measure(server.url, cycling(fixtures.freshTokens), SOAK_SECONDS);
+    result = await measure(server.url, requests, seconds);
   } finally {
     clearInterval(timer);
     await server.stop();
@@ -256,10 +379,12 @@ async function soak(fixtures: Fixtures): Promise<void> {
   const late = average(samples.slice(-minute));
   const peak = Math.max(...samples);
   const growth = early ? late / early - 1 : 0;
-  const passed = peak < 200 && growth < 0.1;
-  memoryLine = `| memory, ${SOAK_SECONDS} s of fresh-token load | peak ${peak.toFixed(0)} MB, growth ${(growth * 100).toFixed(1)} % | < 200 MB, < 10 % | ${passed ? 'PASS' : 'FAIL'} | | | | | |`;
+  const passed = peak < 200 && growth < 0.1 && result.failures === 0;
+  memoryLines.push(
+    `| ${name} | peak ${peak.toFixed(0)} MB, growth ${(growth * 100).toFixed(1)} % | < 200 MB, < 10 % | ${passed ? 'PASS' : 'FAIL'} | ${result.opsPerSecond.toFixed(0)} | | | ${result.p50} | ${result.p99} |`,
+  );
   console.log(
-    `memory under ${SOAK_SECONDS} s of load: peak ${peak.toFixed(0)} MB (target < 200), second minute ${early.toFixed(0)} MB, last minute ${late.toFixed(0)} MB (growth ${(growth * 100).toFixed(1)} %, target < 10 %) ${passed ? 'PASS' : 'FAIL'}\n`,
+    `${name}: peak ${peak.toFixed(0)} MB (target < 200), second minute ${early.toFixed(0)} MB, last minute ${late.toFixed(0)} MB (growth ${(growth * 100).toFixed(1)} %, target < 10 %), ${result.failures} failed requests ${passed ? 'PASS' : 'FAIL'}\n`,
   );
   if (!passed) process.exitCode = 1;
 }
@@ -281,12 +406,15 @@ function report(): void {
       verdict = ratio !== undefined && Math.abs(ratio - 1) <= row.target.within ? 'PASS' : 'FAIL';
     }
     if (row.result.errors > 0) verdict = `FAIL (${row.result.errors} errors)`;
+    // A baseline that answered errors measured something else: the ratio means nothing.
+    if ((row.baseline?.result.errors ?? 0) > 0)
+      verdict = `FAIL (${row.baseline!.result.errors} baseline errors)`;
     if (verdict.startsWith('FAIL')) process.exitCode = 1;
     lines.push(
       `| ${row.name} | ${ratio?.toFixed(2) ?? ''} | ${target} | ${verdict} | ${row.result.opsPerSecond.toFixed(0)} | ${row.baseline?.name ?? ''} | ${row.baseline?.result.opsPerSecond.toFixed(0) ?? ''} | ${row.result.p50} | ${row.result.p99} |`,
     );
   }
-  lines.push(memoryLine);
+  lines.push(...memoryLines);
   console.log(lines.join('\n'));
   mkdirSync('.bench-results', { recursive: true });
   writeFileSync(join('.bench-results', 'latest.md'), `${header}\n\n${lines.join('\n')}\n`);

@@ -3,17 +3,20 @@
 //                app the baselines: POST /open with no auth, GET /static (a static JSON document)
 //   verify-only  POST /data that does nothing but verify the ES256 access token (BENCH_KEY)
 //   crypto-only  POST /op that does the least a grant must: one ES256 signature, one SHA-256, one insert
-//   app, app-noauth  the reference app's /mcp, with and without the bearer check (BENCH_APP_DB, BENCH_KEY)
+//   app          the reference app (BENCH_APP_DB, BENCH_KEY): its /mcp and OAuth endpoints
+//   sdk-router, sdk-reused, bare-ping  the MCP SDK baselines of sdk-baselines.ts
 import { createPublicKey, createPrivateKey, randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import express, { type RequestHandler } from 'express';
 import jwt from 'jsonwebtoken';
-import { createJwtSigner, createOAuthRouter, createSqliteStore, type OAuthRouter } from '../lib';
+import { createJwtSigner, createOAuthRouter, createSqliteStore } from '../lib';
 import { sha256 } from '../lib/crypto/secrets';
 import type * as AppModule from '../example-app/app';
 import type * as ConfigModule from '../example-app/config';
-import type * as EndpointModule from '../example-app/mcp/endpoint';
+import type * as OpenModule from '../example-app/db/open';
+import type * as ServerModule from '../example-app/mcp/server';
+import type * as BaselinesModule from './sdk-baselines';
 import { ISSUER, RESOURCE } from './fixtures';
 
 const mode = process.env.BENCH_MODE ?? 'plain';
@@ -78,11 +81,10 @@ async function build(): Promise<express.Express> {
     });
     return app;
   }
-  if (mode === 'app' || mode === 'app-noauth') {
+  if (mode === 'app') {
     // Loaded only here, so that the other servers' memory is the library's alone.
     const { createExampleApp } = require('../example-app/app') as typeof AppModule;
     const { readConfig } = require('../example-app/config') as typeof ConfigModule;
-    const { createMcpEndpoint } = require('../example-app/mcp/endpoint') as typeof EndpointModule;
     const example = await createExampleApp(
       readConfig({
         BASE_URL: ISSUER,
@@ -91,28 +93,26 @@ async function build(): Promise<express.Express> {
         SIGNING_KEY: keyPem,
       }),
     );
-    if (mode === 'app') return example.app;
-    // The same tool server without the bearer check: every request acts as the bench user with every scope.
-    const auth = JSON.parse(process.env.BENCH_APP_AUTH!);
-    const noAuth = {
-      requireBearer: () =>
-        ((req, _res, next) => (
-          ((req as { auth?: unknown }).auth = { ...auth, resource: new URL(RESOURCE) }),
-          next()
-        )) as RequestHandler,
-    };
-    app.use(
-      '/mcp',
-      createMcpEndpoint({
-        db: example.db,
-        oauth: noAuth as unknown as OAuthRouter,
-        resource: RESOURCE,
-        baseUrl: new URL(RESOURCE).origin,
-        allowedOrigins: [],
-      }),
-    );
-    return app;
+    return example.app;
   }
+  if (mode === 'sdk-router' || mode === 'sdk-reused') {
+    const { openAppDatabase } = require('../example-app/db/open') as typeof OpenModule;
+    const { createBusinessMcpServer } = require('../example-app/mcp/server') as typeof ServerModule;
+    const baselines = require('./sdk-baselines') as typeof BaselinesModule;
+    const { db } = await openAppDatabase({ databasePath: process.env.BENCH_APP_DB! });
+    const createServer = () => createBusinessMcpServer(db, 'business-service');
+    if (mode === 'sdk-reused')
+      return baselines.sdkReusedApp(createServer, JSON.parse(process.env.BENCH_APP_AUTH!));
+    return baselines.sdkRouterApp(
+      keyPem,
+      {
+        codes: Number(process.env.BENCH_SDK_CODES ?? 0),
+        refreshTokens: Number(process.env.BENCH_SDK_REFRESH ?? 0),
+      },
+      createServer,
+    );
+  }
+  if (mode === 'bare-ping') return (require('./sdk-baselines') as typeof BaselinesModule).barePingApp();
   throw new Error(`unknown BENCH_MODE ${mode}`);
 }
 
