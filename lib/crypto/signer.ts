@@ -1,6 +1,8 @@
-// The access-token signer: RFC 9068 JWTs signed with jsonwebtoken, key rotation by kid, and the JWKS.
+// The access-token signer: RFC 9068 JWTs (signed with node:crypto, verified with jsonwebtoken), key rotation by
+// kid, and the JWKS.
 import { randomUUID } from 'node:crypto';
 import jwt from 'jsonwebtoken';
+import { createCompactSigner } from './compact-sign';
 import { OAuthError } from '../errors';
 import {
   generateSigningKey,
@@ -70,6 +72,10 @@ export function createJwtSigner(options: JwtSignerOptions = {}): JwtSigner {
   const byKid = new Map(keys.map((key) => [key.kid, key]));
   const jwks = Object.freeze({ keys: Object.freeze(keys.map((key) => Object.freeze(key.jwk))) });
   const nowSeconds = () => Math.floor(config.now() / 1000);
+  const signCompact = createCompactSigner(signingKey.alg, signingKey.privateKey!, {
+    typ: 'at+jwt',
+    kid: signingKey.kid,
+  });
 
   return {
     signAccessToken(input) {
@@ -85,12 +91,7 @@ export function createJwtSigner(options: JwtSignerOptions = {}): JwtSigner {
         jti: randomUUID(),
         grant_id: input.grantId,
       };
-      const token = jwt.sign(claims, signingKey.privateKey!, {
-        algorithm: signingKey.alg,
-        keyid: signingKey.kid,
-        header: { alg: signingKey.alg, typ: 'at+jwt', kid: signingKey.kid },
-      });
-      return { token, claims };
+      return { token: signCompact(claims), claims };
     },
 
     verifyAccessToken(token, expected) {

@@ -39,10 +39,15 @@ export function tokenHandler(ctx: OAuthContext): RequestHandler {
       grantType === 'authorization_code'
         ? await exchangeCode(ctx, req, client)
         : await refresh(ctx, req, client);
-    // RFC 6749 §5.1: responses with tokens must not be cached.
+    // RFC 6749 §5.1: responses with tokens must not be cached. Written directly: an ETag (which res.json would hash
+    // the body for) means nothing on a response that is never cached.
+    const json = Buffer.from(JSON.stringify(body));
+    res.statusCode = 200;
     res.setHeader('Cache-Control', 'no-store');
     res.setHeader('Pragma', 'no-cache');
-    res.json(body);
+    res.setHeader('Content-Type', 'application/json; charset=utf-8');
+    res.setHeader('Content-Length', json.length);
+    res.end(json);
   });
 }
 

@@ -42,7 +42,9 @@ const SQL = {
   insertCode: `INSERT INTO oauth_authorization_codes (code_hash, grant_id, client_id, user_id, redirect_uri, scope, resource,
          code_challenge, code_challenge_method, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   findCode: 'SELECT * FROM oauth_authorization_codes WHERE code_hash = ? AND expires_at > ?',
-  markCodeUsed: 'UPDATE oauth_authorization_codes SET used_at = ? WHERE code_hash = ? AND used_at IS NULL',
+  // The atomic test-and-set of a code and its read in one statement: only one caller flips used_at from NULL.
+  claimCode: `UPDATE oauth_authorization_codes SET used_at = ? WHERE code_hash = ? AND used_at IS NULL AND expires_at > ?
+        RETURNING *`,
   insertToken: `INSERT INTO oauth_refresh_tokens (token_hash, grant_id, client_id, parent_hash, issued_at, expires_at)
          VALUES (?, ?, ?, ?, ?, ?)`,
   findToken: 'SELECT * FROM oauth_refresh_tokens WHERE token_hash = ? AND expires_at > ?',

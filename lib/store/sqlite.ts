@@ -52,11 +52,13 @@ export function createSqliteStore(
     sql.revokeGrant.run(at, grantId).changes > 0;
 
   const consume = db.transaction((codeHash: string, at: number, firstTokenHash: string | undefined) => {
-    const row = sql.findCode.get(codeHash, at) as Row | undefined;
-    if (!row) return { status: 'not_found' } as const;
-    const code = toCode(row);
-    // The UPDATE's WHERE is the atomic test-and-set: only one caller flips used_at from NULL.
-    if (sql.markCodeUsed.run(at, codeHash).changes !== 1) return { status: 'replayed', code } as const;
+    const claimed = sql.claimCode.get(at, codeHash, at) as Row | undefined;
+    if (!claimed) {
+      // Not claimed: unknown or expired, or used already (a replay), which the caller answers by revoking the grant.
+      const row = sql.findCode.get(codeHash, at) as Row | undefined;
+      return row ? ({ status: 'replayed', code: toCode(row) } as const) : ({ status: 'not_found' } as const);
+    }
+    const code = toCode(claimed);
     const grantRow = sql.findGrant.get(code.grantId, at) as Row | undefined;
     if (!grantRow || grantRow.revoked_at !== null)
       return { status: 'consumed', code, grant: undefined } as const;
