@@ -108,6 +108,12 @@ export function createOAuthRouter(
       ),
     );
   };
+  // The token and revocation endpoints take a form (RFC 6749 §3.2) or JSON: one parser, chosen by Content-Type, so
+  // the common form request does not also pass through the JSON parser's type check.
+  const formOrJson: express.RequestHandler = function parseFormOrJson(req, res, next) {
+    if (req.is('application/x-www-form-urlencoded')) return form(req, res, next);
+    json(req, res, next);
+  };
   const errorHandler = createErrorHandler(config, pages);
   const plainText = refuseControlCharacters();
 
@@ -179,12 +185,12 @@ export function createOAuthRouter(
   router
     .route('/v1/oauth/token')
     .all(openCors(['POST']))
-    .post(limits.token, form, json, plainText, tokenHandler(ctx))
+    .post(limits.token, formOrJson, plainText, tokenHandler(ctx))
     .all(allowMethods(['POST']));
   router
     .route('/v1/oauth/revoke')
     .all(openCors(['POST']))
-    .post(limits.revoke, form, json, plainText, revokeHandler(ctx))
+    .post(limits.revoke, formOrJson, plainText, revokeHandler(ctx))
     .all(allowMethods(['POST']));
   router.use(errorHandler);
 

@@ -11,11 +11,17 @@ const MAX_DEPTH = 32;
 function firstControlCharacter(value: unknown, path: string, depth = 0): string | undefined {
   if (typeof value === 'string') return containsControlCharacter(value) ? path : undefined;
   if (!value || typeof value !== 'object' || depth > MAX_DEPTH) return undefined;
-  for (const [key, item] of Object.entries(value)) {
-    const here = path ? `${path}.${key}` : key;
-    if (containsControlCharacter(key)) return here;
-    const found = firstControlCharacter(item, here, depth + 1);
-    if (found) return found;
+  // Runs on every request: a field's dotted name is built only once something is found in it.
+  const here = (key: string) => (path ? `${path}.${key}` : key);
+  for (const key of Object.keys(value)) {
+    if (containsControlCharacter(key)) return here(key);
+    const item = (value as Record<string, unknown>)[key];
+    if (typeof item === 'string') {
+      if (containsControlCharacter(item)) return here(key);
+    } else if (item && typeof item === 'object') {
+      const found = firstControlCharacter(item, here(key), depth + 1);
+      if (found) return found;
+    }
   }
   return undefined;
 }

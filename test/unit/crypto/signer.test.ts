@@ -1,5 +1,5 @@
 // The access-token signer: RFC 9068 shape, pinned verification, key rotation, JWKS, and startup errors.
-import { generateKeyPairSync } from 'node:crypto';
+import { createPublicKey, generateKeyPairSync } from 'node:crypto';
 import jwt from 'jsonwebtoken';
 import { createJwtSigner, type AccessTokenInput, type JwtSigner } from '../../../lib/crypto/signer';
 import { generateSigningKey } from '../../../lib/crypto/keys';
@@ -212,4 +212,27 @@ describe('startup errors say how to fix them', () => {
   test.each(bad)('%s', (_name, options, message) => {
     expect(() => createJwtSigner(options)).toThrow(message);
   });
+});
+
+describe('signatures made with node:crypto directly', () => {
+  test.each(['ES256', 'RS256'] as const)(
+    '%s: a standard JWS that jsonwebtoken verifies with the published key',
+    (alg) => {
+      const privateKey = generateSigningKey(alg);
+      const signer = createJwtSigner({ keys: [{ privateKey }] });
+      const { token, claims } = signer.signAccessToken(input);
+      const [header, , signature] = token.split('.');
+      expect(JSON.parse(Buffer.from(header!, 'base64url').toString())).toEqual({
+        typ: 'at+jwt',
+        kid: signer.jwks().keys[0]!.kid,
+        alg,
+      });
+      // RFC 7518 §3.4: ES256 is R || S, 64 bytes, not DER; RS256 is as long as the modulus.
+      expect(Buffer.from(signature!, 'base64url')).toHaveLength(alg === 'ES256' ? 64 : 256);
+      const publicKey = createPublicKey(privateKey);
+      expect(jwt.verify(token, publicKey, { algorithms: [alg] })).toEqual(claims);
+      const tampered = `${token.slice(0, -4)}${token.slice(-4) === 'AAAA' ? 'BBBB' : 'AAAA'}`;
+      expect(() => jwt.verify(tampered, publicKey, { algorithms: [alg] })).toThrow();
+    },
+  );
 });
