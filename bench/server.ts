@@ -35,6 +35,7 @@ async function build(): Promise<express.Express> {
     const store = createSqliteStore(process.env.BENCH_DB!);
     const oauth = createOAuthRouter(store, createJwtSigner({ keys: [{ privateKey: keyPem }] }), {
       issuer: ISSUER,
+      scopes: { 'fakture:read': 'Read your invoices', 'clients:read': 'Read your clients' },
       rateLimits: false,
       authenticateUser: () => null,
     });

@@ -20,6 +20,7 @@ import { cookieSecret, signingKeyPem } from './db/secrets';
 import { checkHost } from './http/guards';
 import { createHealthRoutes } from './http/health';
 import { createMcpEndpoint } from './mcp/endpoint';
+import { BUSINESS_SCOPES } from './scopes';
 import { schedulePurge, type PurgeSchedule } from './purge';
 import { connectRateLimitStore } from './rate-limit-store';
 import { authenticateUser } from './users';
@@ -63,6 +64,7 @@ export async function createExampleApp(
   const oauth = createOAuthRouter(store, signer, {
     issuer: config.baseUrl,
     resources: [resource],
+    scopes: BUSINESS_SCOPES,
     serviceName: config.serviceName,
     serviceDocumentation: config.baseUrl.startsWith('https:') ? `${config.baseUrl}/` : undefined,
     secret,

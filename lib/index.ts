@@ -40,7 +40,7 @@ export type { OAuthErrorCode } from './errors';
 /** Creates the Express router with every OAuth endpoint, and the bearer check for the tool server. */
 export { createOAuthRouter } from './router';
 /** The router and what it carries: requireBearer, wellKnown, revokeGrant, config. */
-export type { OAuthRouter } from './router';
+export type { OAuthRouter, OAuthServerInfo } from './router';
 /** How a page should name a client: its name, the host that published its metadata document, or "unverified". */
 export { describeClient } from './cimd/client-document';
 export type { ClientIdentity } from './cimd/client-document';
@@ -60,8 +60,11 @@ export type {
 export type { LimitOptions, RateLimitName, SlowdownOptions } from './rate-limit-options';
 /** What requireBearer accepts, and what it puts on req.auth. */
 export type { AuthenticatedRequest, BearerAuth, RequireBearerOptions } from './middleware/bearer';
-/** The service's 15 scopes with their plain-language descriptions: the default catalogue. */
-export { DEFAULT_SCOPES } from './util/scopes';
+/** A scope catalogue: each scope with the plain words the consent page shows. */
+export type { ScopeCatalogue } from './util/scopes';
+/** Where each endpoint lives below the issuer (the `paths` option), and the defaults. */
+export type { EndpointPaths } from './paths';
+export { DEFAULT_PATHS } from './paths';
 /** Whether an error means the store cannot be reached right now (answered 503 temporarily_unavailable). */
 export { isStoreUnavailable } from './store/unavailable';
 /** The HTTP status of each OAuth error code. */

@@ -5,7 +5,8 @@ import { isAbsolute } from 'node:path';
 import type { Request } from 'express';
 import type { Store } from 'express-rate-limit';
 import type { MaybePromise } from './store/types';
-import { DEFAULT_SCOPES, type ScopeCatalogue } from './util/scopes';
+import type { ScopeCatalogue } from './util/scopes';
+import { parsePaths, type EndpointPaths } from './paths';
 import { parseRateLimits, type RateLimitConfig, type RateLimitOptions } from './rate-limit-options';
 import type { BearerCacheOptions } from './middleware/bearer-cache';
 import {
@@ -43,8 +44,13 @@ export interface OAuthRouterOptions {
   issuer: string;
   /** The protected resources (RFC 8707), such as `${issuer}/mcp`. The first is the default. Default [`${issuer}/mcp`]. */
   resources?: string[];
-  /** The scope catalogue: each scope with the plain words the consent page shows. Default: the 15 scopes of the service. */
-  scopes?: Record<string, string>;
+  /**
+   * The scope catalogue (required): each scope your tools check, with the plain words the consent page shows,
+   * e.g. `{ 'notes:read': 'Read your notes', 'notes:write': 'Change your notes' }`.
+   */
+  scopes: Record<string, string>;
+  /** Where the endpoints live below the issuer. Default: `/v1/oauth/authorize`, `/v1/oauth/token`, ... (see README). */
+  paths?: Partial<EndpointPaths>;
   lifetimes?: LifetimeOptions;
   /** Checks an email and password from the built-in sign-in form; returns the user, or null. */
   authenticateUser?: (
@@ -91,6 +97,8 @@ export interface OAuthConfig {
   issuer: string;
   /** The issuer's path ('' or '/tenant'): where the router is mounted. */
   mountPath: string;
+  /** Each endpoint's path below the issuer. */
+  paths: Readonly<EndpointPaths>;
   endpoints: { authorization: string; token: string; registration: string; revocation: string; jwks: string };
   resources: readonly string[];
   scopes: ScopeCatalogue;
@@ -153,7 +161,7 @@ export function parseOptions(options: OAuthRouterOptions): OAuthConfig {
   const issuerUrl = parsePublicUrl('issuer', options.issuer);
   const issuer = stripSlash(issuerUrl.href);
   const mountPath = stripSlash(issuerUrl.pathname);
-  const base = `${issuer}/v1/oauth`;
+  const paths = parsePaths(options.paths, fail);
 
   const resources = (options.resources ?? [`${issuer}/mcp`]).map((resource, index) => {
     const url = parsePublicUrl(`resources[${index}]`, resource);
@@ -164,7 +172,11 @@ export function parseOptions(options: OAuthRouterOptions): OAuthConfig {
   if (resources.length === 0)
     fail('resources must list at least one protected resource, e.g. [`${issuer}/mcp`].');
 
-  const scopes = options.scopes ?? DEFAULT_SCOPES;
+  const scopes = options.scopes;
+  if (!scopes || typeof scopes !== 'object')
+    fail(
+      "scopes is required: each scope with the words the consent page shows, e.g. { 'notes:read': 'Read your notes' }.",
+    );
   const scopeEntries = Object.entries(scopes);
   if (scopeEntries.length === 0) fail('scopes must name at least one scope.');
   for (const [scope, description] of scopeEntries) {
@@ -229,15 +241,16 @@ export function parseOptions(options: OAuthRouterOptions): OAuthConfig {
   return {
     issuer,
     mountPath,
+    paths,
     endpoints: {
-      authorization: `${base}/authorize`,
-      token: `${base}/token`,
-      registration: `${base}/register`,
-      revocation: `${base}/revoke`,
-      jwks: `${base}/jwks`,
+      authorization: issuer + paths.authorization,
+      token: issuer + paths.token,
+      registration: issuer + paths.registration,
+      revocation: issuer + paths.revocation,
+      jwks: issuer + paths.jwks,
     },
     resources,
-    scopes,
+    scopes: Object.freeze({ ...scopes }),
     scopeNames: new Set(Object.keys(scopes)),
     lifetimes: parsedLifetimes,
     authenticateUser,

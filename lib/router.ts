@@ -25,8 +25,10 @@ import { createErrorHandler } from './middleware/error-handler';
 import { createRateLimiters } from './middleware/rate-limits';
 import { parseOptions, type OAuthConfig, type OAuthRouterOptions } from './options';
 import { createPages } from './pages';
+import { decisionPath, signInPath } from './paths';
 import { createBrowserSession } from './session';
 import type { OAuthStore } from './store/types';
+import type { ScopeCatalogue } from './util/scopes';
 
 /** The router returned by createOAuthRouter, with what the host app needs beside it. */
 export interface OAuthRouter extends Router {
@@ -36,8 +38,8 @@ export interface OAuthRouter extends Router {
   wellKnown: Router;
   /** Revokes a grant (a "connected app"): its refresh tokens at once, its access tokens at their next use. */
   revokeGrant(grantId: string): Promise<boolean>;
-  /** The parsed configuration (issuer, endpoints, resources, lifetimes). */
-  config: Readonly<OAuthConfig>;
+  /** Read-only facts about this server (issuer, endpoint URLs, resources, scopes, lifetimes); never its secret. */
+  info: OAuthServerInfo;
   /**
    * The rate limits of the built-in sign-in form (failed sign-ins per address and per account), to mount in front of
    * any other sign-in form of the host app, after its body parser: the same counters (shared through the rate-limit
@@ -45,6 +47,15 @@ export interface OAuthRouter extends Router {
    * as an OAuthError too_many_requests (status 429).
    */
   signInLimits: RequestHandler[];
+}
+
+/** What the host app may read of the parsed options: public facts, frozen. */
+export interface OAuthServerInfo {
+  readonly issuer: string;
+  readonly endpoints: Readonly<OAuthConfig['endpoints']>;
+  readonly resources: readonly string[];
+  readonly scopes: ScopeCatalogue;
+  readonly lifetimes: Readonly<OAuthConfig['lifetimes']>;
 }
 
 const BODY_LIMIT = '16kb';
@@ -150,9 +161,10 @@ export function createOAuthRouter(
     // Clients that append the well-known suffix to the issuer find it too.
     serveDocument(router, '/.well-known/oauth-authorization-server', asMetadata);
   }
-  serveDocument(router, '/v1/oauth/jwks', jwksHandler(ctx));
+  const { paths } = config;
+  serveDocument(router, paths.jwks, jwksHandler(ctx));
   router
-    .route('/v1/oauth/register')
+    .route(paths.registration)
     .all(openCors(['POST']))
     .post(
       limits.register,
@@ -162,11 +174,11 @@ export function createOAuthRouter(
     )
     .all(allowMethods(['POST']));
   router
-    .route('/v1/oauth/authorize')
+    .route(paths.authorization)
     .get(pages.headers, limits.authorize, plainText, authorizePageHandler(ctx))
     .all(allowMethods(['GET']));
   router
-    .route('/v1/oauth/authorize/sign-in')
+    .route(signInPath(paths))
     .post(
       pages.headers,
       limits.authorize,
@@ -179,16 +191,16 @@ export function createOAuthRouter(
     )
     .all(allowMethods(['POST']));
   router
-    .route('/v1/oauth/authorize/decision')
+    .route(decisionPath(paths))
     .post(pages.headers, limits.authorize, form, plainText, decisionHandler(ctx))
     .all(allowMethods(['POST']));
   router
-    .route('/v1/oauth/token')
+    .route(paths.token)
     .all(openCors(['POST']))
     .post(limits.token, formOrJson, plainText, tokenHandler(ctx))
     .all(allowMethods(['POST']));
   router
-    .route('/v1/oauth/revoke')
+    .route(paths.revocation)
     .all(openCors(['POST']))
     .post(limits.revoke, formOrJson, plainText, revokeHandler(ctx))
     .all(allowMethods(['POST']));
@@ -197,7 +209,13 @@ export function createOAuthRouter(
   router.requireBearer = createRequireBearer(ctx, cache);
   router.wellKnown = wellKnown;
   router.revokeGrant = ctx.revokeGrant;
-  router.config = config;
+  router.info = Object.freeze({
+    issuer: config.issuer,
+    endpoints: Object.freeze({ ...config.endpoints }),
+    resources: Object.freeze([...config.resources]),
+    scopes: config.scopes,
+    lifetimes: Object.freeze({ ...config.lifetimes }),
+  });
   router.signInLimits = [limits.signIn, limits.signInPerAccount, limits.signInSlowdown];
   return router;
 }

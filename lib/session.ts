@@ -30,7 +30,7 @@ export interface BrowserSession {
 
 export function createBrowserSession(config: OAuthConfig, sealer: Sealer): BrowserSession {
   const secure = config.secureCookies;
-  const cookiePath = secure ? '/' : `${config.mountPath}/v1/oauth`;
+  const cookiePath = secure ? '/' : config.mountPath + config.paths.authorization;
   const sessionCookie = secure ? HOST_PREFIX + SESSION_COOKIE : SESSION_COOKIE;
   const csrfCookie = secure ? HOST_PREFIX + CSRF_COOKIE : CSRF_COOKIE;
   const cookie = (name: string, value: string, maxAgeSeconds: number) =>

@@ -92,7 +92,7 @@ export function createAccountRoutes({ db, store, oauth, session, serviceName }: 
       const apps = grants.map((grant) => ({
         grantId: grant.grantId,
         client: describeClient(grant),
-        scopes: grant.scopes.map((scope) => oauth.config.scopes[scope] ?? scope),
+        scopes: grant.scopes.map((scope) => oauth.info.scopes[scope] ?? scope),
         grantedAt: formatTime(grant.createdAt),
         lastUsedAt: formatTime(grant.lastUsedAt),
       }));

@@ -4,6 +4,7 @@ import { describeClient } from '../cimd/client-document';
 import { handle, type OAuthContext } from '../context';
 import { timeOrderedId } from '../crypto/time-ordered-id';
 import { hashSecret, randomSecret } from '../crypto/secrets';
+import { decisionPath, signInPath } from '../paths';
 import { OAuthError } from '../errors';
 import { clientRedirect, type RedirectTarget } from '../middleware/error-handler';
 import type { OAuthUser } from '../options';
@@ -31,7 +32,7 @@ function renderSignIn(
     'login',
     {
       ...fields,
-      action: `${ctx.config.endpoints.authorization}/sign-in`,
+      action: ctx.config.issuer + signInPath(ctx.config.paths),
       clientName: request.client.clientName ?? request.client.clientId,
       client: describeClient(request.client),
       email: extra.email ?? '',
@@ -52,7 +53,7 @@ function renderConsent(
   const redirect = new URL(request.redirectUri);
   return ctx.pages.render(res, 'consent', {
     ...fields,
-    action: `${ctx.config.endpoints.authorization}/decision`,
+    action: ctx.config.issuer + decisionPath(ctx.config.paths),
     clientName: request.client.clientName ?? request.client.clientId,
     client: describeClient(request.client),
     redirectHost: redirect.host || redirect.protocol,

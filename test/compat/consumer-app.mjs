@@ -13,6 +13,7 @@ server.listen(0, '127.0.0.1', () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'consumer-esm-'));
   const oauth = createOAuthRouter(createSqliteStore(path.join(dir, 'oauth.db')), createJwtSigner(), {
     issuer,
+    scopes: { 'fakture:read': 'Read your invoices', 'clients:read': 'Read your clients' },
     authenticateUser: (email, password) =>
       email === process.env.USER_EMAIL && password === process.env.USER_PASSWORD ? { id: 'u1' } : null,
   });

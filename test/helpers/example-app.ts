@@ -11,9 +11,9 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { createExampleApp, type ExampleApp, type ExampleAppExtras } from '../../example-app/app';
 import { readConfig } from '../../example-app/config';
 import { createUser, type AppUser } from '../../example-app/users';
-import { DEFAULT_SCOPES } from '../../lib';
+import { BUSINESS_SCOPES } from '../../example-app/scopes';
 
-export const ALL_SCOPES = Object.keys(DEFAULT_SCOPES);
+export const ALL_SCOPES = Object.keys(BUSINESS_SCOPES);
 /** The SECRET_KEY of the test instances on PostgreSQL (32 bytes, base64). */
 export const TEST_SECRET_KEY = Buffer.alloc(32, 7).toString('base64');
 export const APP_USER = { email: 'owner@example.com', password: 'a long enough password', name: 'Owner' };

@@ -12,6 +12,7 @@ import type { OAuthStore } from '../../lib/store/types';
 import type { AuthenticatedRequest } from '../../lib/middleware/bearer';
 import { createFakeClock, type FakeClock } from './clock';
 import { pkcePair } from './pkce';
+import { BUSINESS_SCOPES } from '../../example-app/scopes';
 
 export const ISSUER = 'http://127.0.0.1:4000';
 export const RESOURCE = `${ISSUER}/mcp`;
@@ -42,6 +43,7 @@ export function mountTestApp(
   const signer = createJwtSigner({ now: clock.now });
   const oauth = createOAuthRouter(store, signer, {
     issuer: ISSUER,
+    scopes: BUSINESS_SCOPES,
     now: clock.now,
     rateLimits: false,
     authenticateUser: (email, password) =>

@@ -1,4 +1,5 @@
 // createOAuthRouter's options: defaults, and every mistake refused at startup with a message that says the fix.
+import express from 'express';
 import request from 'supertest';
 import { createJwtSigner } from '../../lib/crypto/signer';
 import { createOAuthRouter } from '../../lib/router';
@@ -9,27 +10,89 @@ import { createTestServer, registerClient } from '../helpers/oauth-app';
 const store = createSqliteStore(':memory:');
 const signer = createJwtSigner();
 afterAll(() => store.close());
-const base: OAuthRouterOptions = { issuer: 'https://api.example.com', authenticateUser: () => null };
+const SCOPES = { 'notes:read': 'Read your notes', 'notes:write': 'Change your notes' };
+const base: OAuthRouterOptions = {
+  issuer: 'https://api.example.com',
+  scopes: SCOPES,
+  authenticateUser: () => null,
+};
 
-test('defaults: the 15 scopes, /mcp as the resource, the spec’s lifetimes', () => {
-  const { config } = createOAuthRouter(store, signer, base);
-  expect(config.resources).toEqual(['https://api.example.com/mcp']);
-  expect(config.scopeNames.size).toBe(15);
-  expect(config.lifetimes).toEqual({
-    authorizationCode: 600,
-    accessToken: 3600,
-    refreshToken: 2_592_000,
-    refreshRetryWindow: 60,
-    signIn: 1800,
+test('defaults: /mcp as the resource, the spec’s lifetimes and paths; the host app’s scopes', () => {
+  const { info } = createOAuthRouter(store, signer, base);
+  expect(info).toEqual({
+    issuer: 'https://api.example.com',
+    resources: ['https://api.example.com/mcp'],
+    scopes: SCOPES,
+    lifetimes: {
+      authorizationCode: 600,
+      accessToken: 3600,
+      refreshToken: 2_592_000,
+      refreshRetryWindow: 60,
+      signIn: 1800,
+    },
+    endpoints: {
+      authorization: 'https://api.example.com/v1/oauth/authorize',
+      token: 'https://api.example.com/v1/oauth/token',
+      registration: 'https://api.example.com/v1/oauth/register',
+      revocation: 'https://api.example.com/v1/oauth/revoke',
+      jwks: 'https://api.example.com/v1/oauth/jwks',
+    },
   });
-  expect(config.endpoints.registration).toBe('https://api.example.com/v1/oauth/register');
-  expect(config.secureCookies).toBe(true);
+});
+
+test('the router shows public facts only: no secret, frozen', () => {
+  const secret = 'x'.repeat(40);
+  const { info } = createOAuthRouter(store, signer, { ...base, secret });
+  expect(JSON.stringify(info)).not.toContain(secret);
+  expect(Object.keys(info).sort()).toEqual(['endpoints', 'issuer', 'lifetimes', 'resources', 'scopes']);
+  expect(Object.isFrozen(info) && Object.isFrozen(info.endpoints) && Object.isFrozen(info.scopes)).toBe(true);
+  expect('config' in createOAuthRouter(store, signer, base)).toBe(false);
+});
+
+test('paths: each endpoint where the host app puts it, in the metadata and the routes', async () => {
+  const oauth = createOAuthRouter(store, signer, {
+    ...base,
+    issuer: 'http://127.0.0.1:4000',
+    paths: { token: '/oauth/token', registration: '/oauth/register', authorization: '/oauth/authorize' },
+  });
+  expect(oauth.info.endpoints.token).toBe('http://127.0.0.1:4000/oauth/token');
+  const app = express().use(oauth);
+  const metadata = await request(app).get('/.well-known/oauth-authorization-server');
+  expect(metadata.body).toMatchObject({
+    token_endpoint: 'http://127.0.0.1:4000/oauth/token',
+    registration_endpoint: 'http://127.0.0.1:4000/oauth/register',
+    authorization_endpoint: 'http://127.0.0.1:4000/oauth/authorize',
+    revocation_endpoint: 'http://127.0.0.1:4000/v1/oauth/revoke',
+  });
+  const registered = await request(app)
+    .post('/oauth/register')
+    .send({ redirect_uris: ['https://client.example/cb'], token_endpoint_auth_method: 'none' });
+  expect(registered.status).toBe(201);
+  expect((await request(app).post('/v1/oauth/register').send({})).status).toBe(404);
+  const token = await request(app).post('/oauth/token').type('form').send({ grant_type: 'password' });
+  expect(token.body.error).toBe('invalid_client');
+  const page = await request(app)
+    .get('/oauth/authorize')
+    .query({
+      client_id: registered.body.client_id,
+      response_type: 'code',
+      redirect_uri: 'https://client.example/cb',
+      code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM',
+      code_challenge_method: 'S256',
+      scope: 'notes:read',
+      state: 's',
+    });
+  // The sign-in form posts below the authorization path, and its cookies are scoped to it.
+  expect(page.text).toContain('action="http://127.0.0.1:4000/oauth/authorize/sign-in"');
+  const cookies = [page.headers['set-cookie'] ?? []].flat();
+  expect(cookies.length).toBeGreaterThan(0);
+  for (const cookie of cookies) expect(cookie).toContain('Path=/oauth/authorize');
 });
 
 test('a trailing slash on the issuer is dropped so the issuer is byte-identical everywhere', () => {
-  expect(
-    createOAuthRouter(store, signer, { ...base, issuer: 'https://api.example.com/' }).config.issuer,
-  ).toBe('https://api.example.com');
+  expect(createOAuthRouter(store, signer, { ...base, issuer: 'https://api.example.com/' }).info.issuer).toBe(
+    'https://api.example.com',
+  );
 });
 
 test.each<[string, Partial<OAuthRouterOptions> | null, RegExp]>([
@@ -44,7 +107,17 @@ test.each<[string, Partial<OAuthRouterOptions> | null, RegExp]>([
     /must be on the issuer's origin/,
   ],
   ['no resources', { resources: [] }, /at least one protected resource/],
+  ['no scope catalogue', { scopes: undefined as never }, /scopes is required/],
   ['an empty scope catalogue', { scopes: {} }, /at least one scope/],
+  ['a path that is not one', { paths: { token: 'token' } }, /paths.token must be a path/],
+  ['a path with a trailing slash', { paths: { token: '/oauth/token/' } }, /paths.token must be a path/],
+  ['a path under .well-known', { paths: { jwks: '/.well-known/jwks' } }, /paths.jwks must be a path/],
+  ['two endpoints on one path', { paths: { token: '/v1/oauth/revoke' } }, /a path of its own/],
+  [
+    'an endpoint that does not exist',
+    { paths: { userinfo: '/me' } as never },
+    /paths.userinfo is not an endpoint/,
+  ],
   ['a scope with a space', { scopes: { 'a b': 'x' } }, /RFC 6749 §3.3 forbids/],
   ['a scope without words', { scopes: { 'a:read': '' } }, /plain-language description/],
   [

@@ -1,0 +1,47 @@
+// Where each endpoint lives, relative to the issuer: one table, read by the option parser (the metadata's URLs), the
+// router (the routes) and the browser session (the cookies' path). The defaults are the service's own paths.
+
+/** Each endpoint's path below the issuer. */
+export interface EndpointPaths {
+  /** The authorization endpoint (RFC 6749 §3.1); its sign-in and consent forms post to `<path>/sign-in` and `<path>/decision`. */
+  authorization: string;
+  /** The token endpoint (RFC 6749 §3.2). */
+  token: string;
+  /** Dynamic client registration (RFC 7591). */
+  registration: string;
+  /** Token revocation (RFC 7009). */
+  revocation: string;
+  /** The public keys (RFC 7517 JWK Set). */
+  jwks: string;
+}
+
+export const DEFAULT_PATHS: Readonly<EndpointPaths> = Object.freeze({
+  authorization: '/v1/oauth/authorize',
+  token: '/v1/oauth/token',
+  registration: '/v1/oauth/register',
+  revocation: '/v1/oauth/revoke',
+  jwks: '/v1/oauth/jwks',
+});
+
+/** The two forms behind the authorization endpoint. */
+export const signInPath = (paths: EndpointPaths) => `${paths.authorization}/sign-in`;
+export const decisionPath = (paths: EndpointPaths) => `${paths.authorization}/decision`;
+
+const PATH = /^(\/[A-Za-z0-9\-._~]+)+$/;
+
+/** Parses the `paths` option over the defaults: absolute, plain segments, no trailing slash, distinct. */
+export function parsePaths(input: unknown, fail: (message: string) => never): Readonly<EndpointPaths> {
+  if (input === undefined) return DEFAULT_PATHS;
+  if (!input || typeof input !== 'object') fail('paths must be an object such as { token: "/oauth/token" }.');
+  const paths = { ...DEFAULT_PATHS };
+  for (const [name, value] of Object.entries(input)) {
+    if (!(name in DEFAULT_PATHS))
+      fail(`paths.${name} is not an endpoint; use ${Object.keys(DEFAULT_PATHS).join(', ')}.`);
+    if (typeof value !== 'string' || !PATH.test(value) || value.startsWith('/.well-known'))
+      fail(`paths.${name} must be a path such as "/oauth/${name}" (plain segments, no trailing slash).`);
+    paths[name as keyof EndpointPaths] = value;
+  }
+  const all = [...Object.values(paths), signInPath(paths), decisionPath(paths)];
+  if (new Set(all).size !== all.length) fail('paths must give every endpoint a path of its own.');
+  return Object.freeze(paths);
+}
