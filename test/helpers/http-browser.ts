@@ -71,3 +71,23 @@ export async function authorizeOn(
   if (!code) throw new Error(`no code: ${decided.status} ${decided.headers.get('location')}`);
   return { code, verifier: pkce.verifier, redirectUri };
 }
+
+/** Follows an authorization URL as a user would: signs in, allows every scope asked for; returns the code. */
+export async function consentTo(authorizationUrl: URL, user: { email: string; password: string }) {
+  const browser = httpBrowser();
+  const base = authorizationUrl.origin;
+  const signInPage = await browser.visit(authorizationUrl);
+  const signIn = await signInPage.text();
+  if (signInPage.status !== 200)
+    throw new Error(`authorization page: ${signInPage.status} ${signIn.slice(0, 300)}`);
+  const signedIn = await browser.submit(base, signIn, [
+    ['email', user.email],
+    ['password', user.password],
+  ]);
+  const next = signedIn.headers.get('location');
+  const consent = next ? await (await browser.visit(new URL(next, base))).text() : await signedIn.text();
+  const decided = await browser.submit(base, consent, [['decision', 'allow']]);
+  const code = new URL(decided.headers.get('location') ?? 'about:blank').searchParams.get('code');
+  if (!code) throw new Error(`no code: ${decided.status} ${decided.headers.get('location')}`);
+  return code;
+}

@@ -71,17 +71,15 @@ test('paths: each endpoint where the host app puts it, in the metadata and the r
   expect((await request(app).post('/v1/oauth/register').send({})).status).toBe(404);
   const token = await request(app).post('/oauth/token').type('form').send({ grant_type: 'password' });
   expect(token.body.error).toBe('invalid_client');
-  const page = await request(app)
-    .get('/oauth/authorize')
-    .query({
-      client_id: registered.body.client_id,
-      response_type: 'code',
-      redirect_uri: 'https://client.example/cb',
-      code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM',
-      code_challenge_method: 'S256',
-      scope: 'notes:read',
-      state: 's',
-    });
+  const page = await request(app).get('/oauth/authorize').query({
+    client_id: registered.body.client_id,
+    response_type: 'code',
+    redirect_uri: 'https://client.example/cb',
+    code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM',
+    code_challenge_method: 'S256',
+    scope: 'notes:read',
+    state: 's',
+  });
   // The sign-in form posts below the authorization path, and its cookies are scoped to it.
   expect(page.text).toContain('action="http://127.0.0.1:4000/oauth/authorize/sign-in"');
   const cookies = [page.headers['set-cookie'] ?? []].flat();

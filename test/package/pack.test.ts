@@ -1,0 +1,147 @@
+// The package as npm would publish it: `npm pack` (which builds first), the tarball's contents, publint and
+// "Are the Types Wrong?" on it, then the tarball unpacked into fresh host projects on Express 4 and on Express 5,
+// where examples/minimal runs as written (importing the package by name) and an MCP client goes through the whole
+// OAuth journey to call its tool.
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { freePort } from '../helpers/ports';
+import { mcpJourney } from '../helpers/mcp-journey';
+
+const ROOT = join(__dirname, '../..');
+const BIN = join(ROOT, 'node_modules/.bin');
+const USER = { email: 'pack@example.com', password: 'a packed password' };
+
+let work: string;
+let tarball: string;
+let files: string[];
+beforeAll(() => {
+  work = mkdtempSync(join(tmpdir(), 'mcp-oauth-pack-'));
+  const packed = JSON.parse(
+    execFileSync('npm', ['pack', '--json', '--pack-destination', work], {
+      cwd: ROOT,
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+    }),
+  ) as Array<{ filename: string; files: Array<{ path: string }> }>;
+  tarball = join(work, packed[0]!.filename);
+  files = packed[0]!.files.map((file) => file.path);
+}, 180_000);
+afterAll(() => rmSync(work, { recursive: true, force: true }));
+
+test('the tarball holds the build, the pages, the README and the licence, and nothing else', () => {
+  for (const needed of [
+    'package.json',
+    'README.md',
+    'LICENSE',
+    'dist/lib/index.js',
+    'dist/lib/index.d.ts',
+    'dist/esm/index.mjs',
+    'dist/esm/index.d.mts',
+    'views/consent.ejs',
+  ])
+    expect(files).toContain(needed);
+  const stray = files.filter(
+    (path) =>
+      !['package.json', 'README.md', 'LICENSE'].includes(path) &&
+      !/^dist\/lib\/.+\.(js|d\.ts)$/.test(path) &&
+      !/^dist\/esm\/index\.(mjs|d\.mts)$/.test(path) &&
+      !/^views\/.+\.ejs$/.test(path),
+  );
+  expect(stray).toEqual([]);
+});
+
+test('publint finds nothing, not even a suggestion', () => {
+  const out = execFileSync(join(BIN, 'publint'), ['run', tarball, '--strict'], { encoding: 'utf8' });
+  expect(out).toContain('All good!');
+});
+
+test('the types resolve for require and import, under node16 and bundler resolution (attw)', () => {
+  const report = JSON.parse(
+    execFileSync(join(BIN, 'attw'), [tarball, '--format', 'json', '--no-color'], { encoding: 'utf8' }),
+  ) as {
+    analysis: { problems: unknown[]; entrypoints: Record<string, { resolutions: Record<string, unknown> }> };
+  };
+  expect(report.analysis.problems).toEqual([]);
+  expect(Object.keys(report.analysis.entrypoints['.']!.resolutions).sort()).toEqual([
+    'bundler',
+    'node10',
+    'node16-cjs',
+    'node16-esm',
+  ]);
+});
+
+/**
+ * A fresh project: the tarball unpacked as npm would, and beside it only what a user's install would hold: the
+ * package's declared dependencies, `express` (the given copy) and the MCP SDK, the peers the example uses. A module
+ * the package needs but does not declare fails here.
+ */
+function hostProject(expressDir: string): string {
+  const dir = mkdtempSync(join(work, 'host-'));
+  const modules = join(dir, 'node_modules');
+  mkdirSync(join(modules, 'express-mcp-oauth'), { recursive: true });
+  execFileSync('tar', ['-xzf', tarball, '-C', join(modules, 'express-mcp-oauth'), '--strip-components=1']);
+  const manifest = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
+    dependencies: Record<string, string>;
+  };
+  for (const name of [...Object.keys(manifest.dependencies), '@modelcontextprotocol/sdk']) {
+    mkdirSync(join(modules, name, '..'), { recursive: true });
+    symlinkSync(join(ROOT, 'node_modules', name), join(modules, name));
+  }
+  symlinkSync(join(ROOT, 'node_modules', expressDir), join(modules, 'express'));
+  cpSync(join(ROOT, 'examples'), join(dir, 'examples'), { recursive: true });
+  writeFileSync(join(dir, 'package.json'), '{"name":"host","private":true}');
+  return dir;
+}
+
+async function run(dir: string, script: string, env: Record<string, string>): Promise<ChildProcess> {
+  const child = spawn(process.execPath, [join(dir, script)], { cwd: dir, env: { ...process.env, ...env } });
+  let output = '';
+  child.stderr!.on('data', (chunk) => (output += chunk));
+  await new Promise<void>((resolve, reject) => {
+    createInterface({ input: child.stdout! }).on(
+      'line',
+      (line) => line.includes('MCP server at') && resolve(),
+    );
+    child.once('exit', (code) => reject(new Error(`${script} exited with ${code}: ${output}`)));
+  });
+  return child;
+}
+
+test.each([
+  ['4', 'express4'],
+  ['5', 'express'],
+])(
+  'Express %s: examples/minimal runs from the tarball, and an MCP client calls its tool',
+  async (major, copy) => {
+    const dir = hostProject(copy);
+    const version = execFileSync(process.execPath, ['-p', "require('express/package.json').version"], {
+      cwd: dir,
+      encoding: 'utf8',
+    });
+    expect(version.split('.')[0]).toBe(major);
+    const port = await freePort();
+    const issuer = `http://127.0.0.1:${port}`;
+    const server = await run(dir, 'examples/minimal/server.mjs', {
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      ISSUER: issuer,
+      DATABASE_PATH: join(dir, 'oauth.db'),
+      DEMO_EMAIL: USER.email,
+      DEMO_PASSWORD: USER.password,
+    });
+    try {
+      const journey = await mcpJourney(new URL(`${issuer}/mcp`), USER, { name: 'list_notes' });
+      expect(journey).toEqual({
+        tools: ['list_notes'],
+        text: 'Notes of user 1: none yet.',
+        scope: 'notes:read',
+      });
+    } finally {
+      server.kill();
+    }
+  },
+  60_000,
+);
