@@ -213,7 +213,7 @@ export function createPostgresStore(
     async listActiveGrants(userId) {
       const { rows } = await query(
         `SELECT ${grantColumns}, c.client_name FROM ${t('oauth_grants')} g JOIN ${t('oauth_clients')} c ON c.client_id = g.client_id
-          WHERE g.user_id = $1 AND g.expires_at > $2 AND g.revoked_at IS NULL ORDER BY g.created_at DESC, g.grant_id`,
+          WHERE g.user_id = $1 AND g.expires_at > $2 AND g.revoked_at IS NULL ORDER BY g.created_at DESC, g.grant_id DESC`,
         [userId, now()],
       );
       return rows.map((row): GrantWithClient => ({

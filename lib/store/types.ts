@@ -149,7 +149,7 @@ export interface OAuthStore {
   isGrantActive(grantId: string): MaybePromise<boolean>;
   /** Revokes a grant and every refresh token issued under it. Idempotent; true if it was active until now. */
   revokeGrant(grantId: string): MaybePromise<boolean>;
-  /** The active grants of a user, newest first, with their clients' names. */
+  /** The active grants of a user, newest first (created_at, then grant id, both descending), with client names. */
   listActiveGrants(userId: string): MaybePromise<GrantWithClient[]>;
 
   /** Saves a new authorization code. */

@@ -185,6 +185,12 @@ export function describeStoreContract(name: string, factory: StoreFactory): void
         expect(listed.map((grant) => grant.grantId)).toEqual([newer.grantId, older.grantId]);
         expect(listed[0]!.clientName).toBe('Test Client');
       });
+
+      test('grants created in the same millisecond are listed by grant id, highest first (time-ordered ids: newest)', async () => {
+        for (const grantId of ['grant-b', 'grant-c', 'grant-a']) await newGrant({ grantId, userId: 'carol' });
+        const listed = await store.listActiveGrants('carol');
+        expect(listed.map((grant) => grant.grantId)).toEqual(['grant-c', 'grant-b', 'grant-a']);
+      });
     });
 
     describe('authorization codes', () => {
@@ -266,6 +272,29 @@ export function describeStoreContract(name: string, factory: StoreFactory): void
     });
 
     describe('refresh tokens', () => {
+      test("a grant's last use follows every rotation and retry, the same wherever it is read", async () => {
+        const { grant, token } = await grantWithToken();
+        const lastUse = async () => [
+          (await store.findGrant(grant.grantId))?.lastUsedAt,
+          (await store.listActiveGrants(grant.userId)).find((listed) => listed.grantId === grant.grantId)
+            ?.lastUsedAt,
+        ];
+        expect(await lastUse()).toEqual([clock.now(), clock.now()]);
+        clock.advance(5 * SECOND);
+        const first = await rotate(token, grant);
+        expect((first.outcome as { grant: GrantRecord }).grant.lastUsedAt).toBe(clock.now());
+        expect(await lastUse()).toEqual([clock.now(), clock.now()]);
+        clock.advance(5 * SECOND);
+        // A retry of the same token (a lost response) is a use too.
+        const retry = await rotate(token, grant);
+        expect(retry.outcome.status).toBe('rotated');
+        expect((retry.outcome as { grant: GrantRecord }).grant.lastUsedAt).toBe(clock.now());
+        expect(await lastUse()).toEqual([clock.now(), clock.now()]);
+        clock.advance(5 * SECOND);
+        await rotate(first.successor, grant);
+        expect(await lastUse()).toEqual([clock.now(), clock.now()]);
+      });
+
       test('the first token of a grant expires with the grant and marks it used', async () => {
         const { grant, token } = await grantWithToken();
         const record = await store.findRefreshToken(token.hash);
