@@ -40,14 +40,17 @@ test('the tarball holds the build, the pages, the README and the licence, and no
     'dist/lib/index.d.ts',
     'dist/esm/index.mjs',
     'dist/esm/index.d.mts',
+    'dist/esm/testing.mjs',
+    'dist/lib/testing/index.js',
     'views/consent.ejs',
   ])
     expect(files).toContain(needed);
   const stray = files.filter(
     (path) =>
-      !['package.json', 'README.md', 'LICENSE'].includes(path) &&
+      // testing/package.json points resolvers that predate `exports` (TypeScript's node10) at the testing entry.
+      !['package.json', 'README.md', 'LICENSE', 'testing/package.json'].includes(path) &&
       !/^dist\/lib\/.+\.(js|d\.ts)$/.test(path) &&
-      !/^dist\/esm\/index\.(mjs|d\.mts)$/.test(path) &&
+      !/^dist\/esm\/(index|testing)\.(mjs|d\.mts)$/.test(path) &&
       !/^views\/.+\.ejs$/.test(path),
   );
   expect(stray).toEqual([]);
@@ -65,12 +68,13 @@ test('the types resolve for require and import, under node16 and bundler resolut
     analysis: { problems: unknown[]; entrypoints: Record<string, { resolutions: Record<string, unknown> }> };
   };
   expect(report.analysis.problems).toEqual([]);
-  expect(Object.keys(report.analysis.entrypoints['.']!.resolutions).sort()).toEqual([
-    'bundler',
-    'node10',
-    'node16-cjs',
-    'node16-esm',
-  ]);
+  for (const entrypoint of ['.', './testing'])
+    expect(Object.keys(report.analysis.entrypoints[entrypoint]!.resolutions).sort()).toEqual([
+      'bundler',
+      'node10',
+      'node16-cjs',
+      'node16-esm',
+    ]);
 });
 
 /**
@@ -145,3 +149,15 @@ test.each([
   },
   60_000,
 );
+
+test('the shipped store contract suite runs under node:test from the tarball, on the packaged SQLite store', () => {
+  const dir = hostProject('express');
+  const out = execFileSync(process.execPath, ['--test', 'examples/store-contract/sqlite.test.mjs'], {
+    cwd: dir,
+    encoding: 'utf8',
+  });
+  expect(out).toMatch(/# fail 0/);
+  const passed = Number(/# pass (\d+)/.exec(out)?.[1]);
+  // Every case of the suite ran (the jest run of the same suite counts the same).
+  expect(passed).toBeGreaterThanOrEqual(35);
+}, 120_000);

@@ -2,9 +2,9 @@
 import { randomBytes } from 'node:crypto';
 import { Pool } from 'pg';
 import { createPostgresStore } from '../../lib/store/postgres';
-import type { FakeClock } from '../helpers/clock';
+import type { FakeClock } from '../../lib/testing';
 import { DATABASE_URL } from '../helpers/services';
-import type { StoreHarness } from './harness';
+import type { StoreHarness } from '../../lib/testing';
 
 const TABLES = [
   'oauth_clients',

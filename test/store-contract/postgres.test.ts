@@ -1,8 +1,8 @@
-// The store contract suite against PostgreSQL, each store in a schema of its own.
+// The shipped store contract suite (express-mcp-oauth/testing) against PostgreSQL, each store in a schema of its own.
+import { describeStoreContract } from '../../lib/testing';
 import { describeWith } from '../helpers/services';
-import { describeStoreContract } from './store-contract';
 import { createPostgresHarness } from './postgres-harness';
 
 describeWith('PostgreSQL store', { postgres: true }, () => {
-  describeStoreContract('PostgreSQL', createPostgresHarness);
+  describeStoreContract({ name: 'PostgreSQL', factory: createPostgresHarness, describe, test });
 });

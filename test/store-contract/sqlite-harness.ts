@@ -4,8 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { createSqliteStore } from '../../lib/store/sqlite';
-import type { FakeClock } from '../helpers/clock';
-import type { StoreCall, StoreHarness } from './harness';
+import type { FakeClock } from '../../lib/testing';
+import type { StoreCall, StoreHarness } from '../../lib/testing';
 
 const RACERS = 8;
 

@@ -1,5 +1,5 @@
-// The store contract suite against the SQLite store, on a temp file.
-import { describeStoreContract } from './store-contract';
+// The shipped store contract suite (express-mcp-oauth/testing) against the SQLite store, on a temp file.
+import { describeStoreContract } from '../../lib/testing';
 import { createSqliteHarness } from './sqlite-harness';
 
-describeStoreContract('SQLite', createSqliteHarness);
+describeStoreContract({ name: 'SQLite', factory: createSqliteHarness, describe, test });
