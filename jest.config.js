@@ -4,6 +4,11 @@ module.exports = {
   roots: ['<rootDir>/test'],
   testMatch: ['**/*.test.ts'],
   transform: { '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.json' }] },
+  // The reference app imports the package by name, as a user's app would; under test that is the source itself.
+  moduleNameMapper: {
+    '^express-mcp-oauth$': '<rootDir>/lib/index.ts',
+    '^express-mcp-oauth/testing$': '<rootDir>/lib/testing/index.ts',
+  },
   collectCoverageFrom: ['lib/**/*.ts'],
   coverageReporters: ['text-summary', 'lcov'],
   coverageThreshold: { './lib/': { lines: 90 } },

@@ -9,7 +9,7 @@ import {
   type JwtSigner,
   type OAuthRouter,
   type OAuthStore,
-} from '../lib';
+} from 'express-mcp-oauth';
 import { createAccountRoutes } from './account/routes';
 import { createAccountSession } from './account/session';
 import type { AppConfig } from './config';

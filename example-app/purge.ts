@@ -1,6 +1,6 @@
 // Expired codes, grants (with their refresh tokens) and assertion ids are deleted on a schedule, in bounded batches,
 // so that the tables stop growing. Every instance may run it: the deletes are idempotent and each batch is short.
-import type { OAuthStore } from '../lib';
+import type { OAuthStore } from 'express-mcp-oauth';
 
 export interface PurgeSchedule {
   /** Runs one pass now (what the timer does), resolving with the rows deleted. */

@@ -5,7 +5,7 @@
 // the client reconnects by itself.
 import { RedisStore } from 'rate-limit-redis';
 import { createClient } from 'redis';
-import type { RateLimitName, RateLimitStore } from '../lib';
+import type { RateLimitName, RateLimitStore } from 'express-mcp-oauth';
 import { ConfigError } from './config';
 
 export interface SharedRateLimits {

@@ -1,6 +1,6 @@
 // The scope catalogue of the business-management service: what the OAuth router offers and the consent page shows,
 // and what the tools check (each tool names the scopes it needs in mcp/tools/).
-import type { ScopeCatalogue } from '../lib';
+import type { ScopeCatalogue } from 'express-mcp-oauth';
 
 /** The 15 scopes of the service: <area>:<read|write>. There is deliberately no bank-write scope. */
 export const BUSINESS_SCOPES: ScopeCatalogue = Object.freeze({

@@ -12,7 +12,7 @@ import {
   isStoreUnavailable,
   type OAuthRouter,
   type OAuthStore,
-} from '../../lib';
+} from 'express-mcp-oauth';
 import { authenticateUser, findUser } from '../users';
 import type { AccountSession } from './session';
 

@@ -4,7 +4,7 @@ import { chmodSync, existsSync, mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import { Pool } from 'pg';
-import { createPostgresStore, createSqliteStore, type OAuthStore } from '../../lib';
+import { createPostgresStore, createSqliteStore, type OAuthStore } from 'express-mcp-oauth';
 import { createConnectionGate, type ConnectionGate } from './connection-gate';
 import { postgresAppDb, sqliteAppDb, type AppDb } from './database';
 import { migrateAppSchema } from './schema';

@@ -4,7 +4,7 @@
 import { randomBytes } from 'node:crypto';
 import type { AppDb } from './database';
 import type { SecretSealer } from './secret-key';
-import { generateSigningKey } from '../../lib';
+import { generateSigningKey } from 'express-mcp-oauth';
 
 /** The value stored under `name`, made by `create` the first time; the first writer wins when two race. */
 async function storedSecret(

@@ -2,7 +2,7 @@
 // bearer check, listing and running only the tools the token's scopes allow, for the token's user's company.
 import type { AppDb } from '../db/database';
 import express, { type RequestHandler, type Router } from 'express';
-import { createMcpHandler, type AuthenticatedRequest, type OAuthRouter } from '../../lib';
+import { createMcpHandler, type AuthenticatedRequest, type OAuthRouter } from 'express-mcp-oauth';
 import { refuseMcp } from '../http/guards';
 import { findUser, type AppUser } from '../users';
 import { createBusinessMcpServer, TOOL_SCOPES, type CallerExtra } from './server';
