@@ -51,6 +51,7 @@ export type { ResolveHost, ResolvedAddress } from './cimd/safe-fetch';
 /** The router's options, the user the host app signs in, lifetimes, rate limits and a rate-limit store. */
 export type {
   LifetimeOptions,
+  OAuthEndpoints,
   OAuthRouterOptions,
   OAuthUser,
   RateLimitOptions,
@@ -58,6 +59,10 @@ export type {
 } from './options';
 /** One rate limit's settings and the names of the limits. */
 export type { LimitOptions, RateLimitName, SlowdownOptions } from './rate-limit-options';
+/** The bearer check's memory: how many verified tokens, and how long a grant's state is trusted. */
+export type { BearerCacheOptions } from './middleware/bearer-cache';
+/** What an OAuthError may carry besides its code and description (extra headers, a cause). */
+export type { OAuthErrorOptions } from './errors';
 /** What requireBearer accepts, and what it puts on req.auth. */
 export type { AuthenticatedRequest, BearerAuth, RequireBearerOptions } from './middleware/bearer';
 /** A scope catalogue: each scope with the plain words the consent page shows. */

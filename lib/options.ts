@@ -92,6 +92,15 @@ export interface OAuthRouterOptions {
   trustedClients?: readonly string[] | ((clientId: string) => boolean);
 }
 
+/** The absolute URL of each endpoint, as the metadata publishes them. */
+export interface OAuthEndpoints {
+  authorization: string;
+  token: string;
+  registration: string;
+  revocation: string;
+  jwks: string;
+}
+
 /** The parsed configuration the handlers use. */
 export interface OAuthConfig {
   issuer: string;
@@ -99,7 +108,7 @@ export interface OAuthConfig {
   mountPath: string;
   /** Each endpoint's path below the issuer. */
   paths: Readonly<EndpointPaths>;
-  endpoints: { authorization: string; token: string; registration: string; revocation: string; jwks: string };
+  endpoints: OAuthEndpoints;
   resources: readonly string[];
   scopes: ScopeCatalogue;
   scopeNames: ReadonlySet<string>;

@@ -23,7 +23,13 @@ import { refuseControlCharacters } from './middleware/control-characters';
 import { openCors } from './middleware/cors';
 import { createErrorHandler } from './middleware/error-handler';
 import { createRateLimiters } from './middleware/rate-limits';
-import { parseOptions, type OAuthConfig, type OAuthRouterOptions } from './options';
+import {
+  parseOptions,
+  type LifetimeOptions,
+  type OAuthConfig,
+  type OAuthEndpoints,
+  type OAuthRouterOptions,
+} from './options';
 import { createPages } from './pages';
 import { decisionPath, signInPath } from './paths';
 import { createBrowserSession } from './session';
@@ -52,10 +58,10 @@ export interface OAuthRouter extends Router {
 /** What the host app may read of the parsed options: public facts, frozen. */
 export interface OAuthServerInfo {
   readonly issuer: string;
-  readonly endpoints: Readonly<OAuthConfig['endpoints']>;
+  readonly endpoints: Readonly<OAuthEndpoints>;
   readonly resources: readonly string[];
   readonly scopes: ScopeCatalogue;
-  readonly lifetimes: Readonly<OAuthConfig['lifetimes']>;
+  readonly lifetimes: Readonly<Required<LifetimeOptions>>;
 }
 
 const BODY_LIMIT = '16kb';
