@@ -1,12 +1,13 @@
 // What every handler shares: the store, the signer, the parsed config and the browser-side helpers.
 import type { Request, RequestHandler, Response } from 'express';
 import { isClientIdUrl } from './cimd/client-document';
-import type { ClientDocumentResolver, ClientKey } from './cimd/resolver';
-import type { Sealer } from './crypto/seal';
+import type { ClientDocumentResolver } from './cimd/resolver';
+import type { ClientKey } from './crypto/client-assertion';
+import type { Sealer } from './authorize/seal';
 import type { JwtSigner } from './crypto/signer';
 import type { OAuthConfig } from './options';
 import type { Pages } from './pages';
-import type { BrowserSession } from './session';
+import type { BrowserSession } from './authorize/session';
 import type { ClientRecord, OAuthStore } from './store/types';
 
 export interface OAuthContext {
@@ -54,7 +55,10 @@ export function createClientLookup(
 
 /** Wraps an async handler so that a rejection reaches the error handler on Express 4 as on Express 5. */
 export function handle(fn: (req: Request, res: Response) => Promise<void>): RequestHandler {
-  return function asyncHandler(req, res, next) {
+  const handler: RequestHandler = (req, res, next) => {
     fn(req, res).catch(next);
   };
+  // Named after the handler it runs (tokenEndpoint, consentDecision...), which is what Express's layer and a stack
+  // trace show, instead of one "asyncHandler" for every endpoint.
+  return Object.defineProperty(handler, 'name', { value: fn.name });
 }

@@ -60,7 +60,7 @@ export type {
 /** One rate limit's settings and the names of the limits. */
 export type { LimitOptions, RateLimitName, SlowdownOptions } from './rate-limit-options';
 /** The bearer check's memory: how many verified tokens, and how long a grant's state is trusted. */
-export type { BearerCacheOptions } from './middleware/bearer-cache';
+export type { BearerCacheOptions } from './options';
 /** What an OAuthError may carry besides its code and description (extra headers, a cause). */
 export type { OAuthErrorOptions } from './errors';
 /** What requireBearer accepts, and what it puts on req.auth. */

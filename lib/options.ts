@@ -8,12 +8,18 @@ import type { MaybePromise } from './store/types';
 import type { ScopeCatalogue } from './util/scopes';
 import { parsePaths, type EndpointPaths } from './paths';
 import { parseRateLimits, type RateLimitConfig, type RateLimitOptions } from './rate-limit-options';
-import type { BearerCacheOptions } from './middleware/bearer-cache';
 import {
   parseClientDocumentOptions,
   type ClientDocumentConfig,
   type ClientMetadataDocumentOptions,
 } from './cimd/options';
+
+export interface BearerCacheOptions {
+  /** How many verified tokens to remember (the oldest go first). 0 turns the token cache off. Default 10,000. */
+  accessTokens?: number;
+  /** How long an "active" answer about a grant is trusted, in milliseconds. 0 asks the store every time. Default 1000. */
+  grantStatusMs?: number;
+}
 
 /** A signed-in user, as the host app describes it. */
 export interface OAuthUser {

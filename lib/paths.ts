@@ -45,3 +45,14 @@ export function parsePaths(input: unknown, fail: (message: string) => never): Re
   if (new Set(all).size !== all.length) fail('paths must give every endpoint a path of its own.');
   return Object.freeze(paths);
 }
+
+/** The well-known URL path of a protected resource's metadata (RFC 9728 §3.1): inserted before the path. */
+export function protectedResourceMetadataPath(resource: string): string {
+  const path = new URL(resource).pathname.replace(/\/+$/, '');
+  return `/.well-known/oauth-protected-resource${path}`;
+}
+
+/** The absolute URL of a resource's metadata, as the bearer check announces it. */
+export function protectedResourceMetadataUrl(resource: string): string {
+  return new URL(resource).origin + protectedResourceMetadataPath(resource);
+}

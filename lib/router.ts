@@ -3,15 +3,14 @@ import express, { type RequestHandler, type Router } from 'express';
 import { createClientDocumentResolver } from './cimd/resolver';
 import { createSafeFetcher, systemResolveHost } from './cimd/safe-fetch';
 import { createClientLookup, type OAuthContext } from './context';
-import { createSealer } from './crypto/seal';
+import { createSealer } from './authorize/seal';
 import type { JwtSigner } from './crypto/signer';
 import { OAuthError } from './errors';
-import { authorizePageHandler, decisionHandler, signInHandler } from './handlers/authorize';
+import { authorizePageHandler, decisionHandler, signInHandler } from './authorize/handlers';
 import {
   authorizationServerMetadataHandler,
   jwksHandler,
   protectedResourceMetadataHandler,
-  protectedResourceMetadataPath,
 } from './handlers/metadata';
 import { registerHandler } from './handlers/register';
 import { revokeHandler } from './handlers/revoke';
@@ -31,8 +30,8 @@ import {
   type OAuthRouterOptions,
 } from './options';
 import { createPages } from './pages';
-import { decisionPath, signInPath } from './paths';
-import { createBrowserSession } from './session';
+import { decisionPath, protectedResourceMetadataPath, signInPath } from './paths';
+import { createBrowserSession } from './authorize/session';
 import type { OAuthStore } from './store/types';
 import type { ScopeCatalogue } from './util/scopes';
 

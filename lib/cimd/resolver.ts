@@ -1,6 +1,7 @@
 // Clients identified by a metadata document URL: fetched through the SSRF-safe fetcher, validated, remembered
 // within Cache-Control bounds, and saved to the store (so that grants name them). Also the JWKS of every client
 // that authenticates with private_key_jwt, whether it came by document or by registration.
+import type { ClientKey } from '../crypto/client-assertion';
 import { createPublicKey, type KeyObject } from 'node:crypto';
 import { OAuthError, isOAuthError } from '../errors';
 import type { ClientRecord, OAuthStore } from '../store/types';
@@ -10,14 +11,6 @@ import { createFetchCache } from './fetch-cache';
 import { FetchRefusedError, type SafeFetcher } from './safe-fetch';
 
 /** A client's public key, ready to verify with. */
-export interface ClientKey {
-  kid: string | undefined;
-  kty: string;
-  crv: string | undefined;
-  alg: string | undefined;
-  use: string | undefined;
-  key: KeyObject;
-}
 
 export interface ClientDocumentSettings {
   enabled: boolean;

@@ -2,9 +2,19 @@
 // JWT about itself with a key of its JWKS. Everything that could let a forged or replayed assertion pass is
 // checked here: the algorithm (asymmetric only, pinned to the key's type), iss = sub = client_id, the audience,
 // a short expiry, and a jti never accepted twice (through the store, so every instance agrees).
+import type { KeyObject } from 'node:crypto';
 import jwt from 'jsonwebtoken';
-import type { ClientKey } from '../cimd/resolver';
 import { OAuthError } from '../errors';
+
+/** A client's public key, as read from its JWKS (jwks or jwks_uri). */
+export interface ClientKey {
+  kid: string | undefined;
+  kty: string;
+  crv: string | undefined;
+  alg: string | undefined;
+  use: string | undefined;
+  key: KeyObject;
+}
 import type { ClientRecord, MaybePromise } from '../store/types';
 
 /** RFC 7523 §2.2: the client_assertion_type of a JWT client assertion. */

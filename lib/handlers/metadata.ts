@@ -3,17 +3,7 @@
 import type { RequestHandler } from 'express';
 import type { OAuthContext } from '../context';
 import { ASSERTION_ALGORITHMS } from '../crypto/client-assertion';
-
-/** The well-known URL path of a protected resource's metadata (RFC 9728 §3.1): inserted before the path. */
-export function protectedResourceMetadataPath(resource: string): string {
-  const path = new URL(resource).pathname.replace(/\/+$/, '');
-  return `/.well-known/oauth-protected-resource${path}`;
-}
-
-/** The absolute URL of a resource's metadata, as the bearer check announces it. */
-export function protectedResourceMetadataUrl(resource: string): string {
-  return new URL(resource).origin + protectedResourceMetadataPath(resource);
-}
+import { protectedResourceMetadataPath } from '../paths';
 
 /** A document serialised once; browser-based MCP clients may read it from any origin. */
 function jsonDocument(document: unknown, cacheControl: string): RequestHandler {

@@ -26,7 +26,7 @@ export function registrationResponse(
 }
 
 export function registerHandler({ store, config }: OAuthContext): RequestHandler {
-  return handle(async (req, res) => {
+  return handle(async function registrationEndpoint(req, res) {
     const metadata = validateClientMetadata(req.body, config.scopeNames);
     // Only the shared-secret methods get a secret; a private_key_jwt client proves itself with its own keys.
     const confidential = metadata.tokenEndpointAuthMethod.startsWith('client_secret_');

@@ -4,7 +4,7 @@ import type { Request, RequestHandler } from 'express';
 import { handle, type OAuthContext } from '../context';
 import { refreshTokenKey } from '../crypto/refresh-token';
 import { OAuthError, isOAuthError } from '../errors';
-import { authenticateClient } from '../middleware/client-auth';
+import { authenticateClient } from './client-authentication';
 import type { ClientRecord } from '../store/types';
 import { readParam, requireParam } from '../util/params';
 
@@ -34,7 +34,7 @@ const findAccessToken: Lookup = async ({ signer, config }, token) => {
 };
 
 export function revokeHandler(ctx: OAuthContext): RequestHandler {
-  return handle(async (req: Request, res) => {
+  return handle(async function revocationEndpoint(req: Request, res) {
     // Credentials are optional (possession of the refresh token is the proof), but wrong ones are refused.
     const client: ClientRecord | undefined = await authenticateClient(ctx, req, {
       optional: true,

@@ -6,11 +6,10 @@ import { isValidCodeVerifier, verifyS256 } from '../crypto/pkce';
 import { issueRefreshToken, refreshTokenGrantId, refreshTokenKey } from '../crypto/refresh-token';
 import { hashSecret } from '../crypto/secrets';
 import { OAuthError } from '../errors';
-import { authenticateClient } from '../middleware/client-auth';
+import { authenticateClient } from './client-authentication';
 import type { ClientRecord, GrantRecord } from '../store/types';
-import { readParam, requireParam } from '../util/params';
+import { readParam, readResource, requireParam } from '../util/params';
 import { parseScope } from '../util/scopes';
-import { readResource } from './authorization-request';
 
 interface TokenResponse {
   access_token: string;
@@ -23,7 +22,7 @@ interface TokenResponse {
 const invalidGrant = (description: string) => new OAuthError('invalid_grant', description);
 
 export function tokenHandler(ctx: OAuthContext): RequestHandler {
-  return handle(async (req, res) => {
+  return handle(async function tokenEndpoint(req, res) {
     const client = (await authenticateClient(ctx, req, { endpoint: ctx.config.endpoints.token }))!;
     const grantType = requireParam(req.body, 'grant_type');
     if (grantType !== 'authorization_code' && grantType !== 'refresh_token') {

@@ -3,7 +3,7 @@
 // and its tools' schemas is most of a tool call's cost in the SDK's stateless example.
 import express, { type Request, type RequestHandler, type Response } from 'express';
 import { OAuthError } from '../errors';
-import { protectedResourceMetadataUrl } from '../handlers/metadata';
+import { protectedResourceMetadataUrl } from '../paths';
 import type { AuthenticatedRequest } from '../middleware/bearer';
 import { refuseBearer } from '../middleware/bearer-refusal';
 import { createServerPool, type McpServerLike } from './server-pool';

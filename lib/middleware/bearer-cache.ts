@@ -3,16 +3,10 @@
 //
 // Safety: a cached token is never used past its expiry, and a grant revoked through this process is refused at
 // once. A grant revoked through another process is refused at most `grantStatusMs` later: that is the whole cost.
+import type { BearerCacheOptions } from '../options';
 import { sha256 } from '../crypto/secrets';
 import type { AccessTokenClaims } from '../crypto/signer';
 import type { OAuthStore } from '../store/types';
-
-export interface BearerCacheOptions {
-  /** How many verified tokens to remember (the oldest go first). 0 turns the token cache off. Default 10,000. */
-  accessTokens?: number;
-  /** How long an "active" answer about a grant is trusted, in milliseconds. 0 asks the store every time. Default 1000. */
-  grantStatusMs?: number;
-}
 
 /** A verified token: its claims, and its scope already split. */
 export interface VerifiedToken {

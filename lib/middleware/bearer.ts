@@ -5,7 +5,7 @@ import type { OAuthContext } from '../context';
 import { OAuthError, isOAuthError } from '../errors';
 import { isStoreUnavailable } from '../store/unavailable';
 import { storeUnavailable } from './error-handler';
-import { protectedResourceMetadataUrl } from '../handlers/metadata';
+import { protectedResourceMetadataUrl } from '../paths';
 import type { BearerCache } from './bearer-cache';
 import { refuseBearer } from './bearer-refusal';
 

@@ -4,29 +4,10 @@ import type { ErrorRequestHandler, Request } from 'express';
 import { OAuthError, isOAuthError } from '../errors';
 import type { OAuthConfig } from '../options';
 import type { Pages } from '../pages';
+import { clientRedirect, type RedirectTarget } from '../util/redirect-uri';
 import { isStoreUnavailable } from '../store/unavailable';
 
 /** Set on res.locals by the authorization endpoint once client_id and redirect_uri are verified. */
-export interface RedirectTarget {
-  redirectUri: string;
-  state: string | undefined;
-  /** Whether the host app vouches for the client: its errors may be redirected before the user has acted. */
-  trusted: boolean;
-}
-
-/** Builds the redirect to the client with the response parameters and the issuer (RFC 9207 §2). */
-export function clientRedirect(
-  config: OAuthConfig,
-  target: RedirectTarget,
-  params: Record<string, string>,
-): string {
-  const url = new URL(target.redirectUri);
-  for (const [name, value] of Object.entries(params)) url.searchParams.set(name, value);
-  if (target.state !== undefined) url.searchParams.set('state', target.state);
-  url.searchParams.set('iss', config.issuer);
-  return url.href;
-}
-
 /** Body-parser failures are the client's fault: say so in OAuth terms instead of answering 500. */
 function fromBodyParser(error: { type?: string; status?: number; expose?: boolean }): OAuthError | undefined {
   switch (error.type) {
@@ -86,7 +67,7 @@ export function createErrorHandler(config: OAuthConfig, pages: Pages): ErrorRequ
 
     // RFC 6749 §4.1.2.1: once the redirect URI is known to be the client's, errors go back to the client.
     if (target && oauthError.code !== 'too_many_requests') {
-      const location = clientRedirect(config, target, {
+      const location = clientRedirect(config.issuer, target, {
         error: oauthError.code,
         error_description: oauthError.description,
       });

@@ -38,3 +38,19 @@ export function requireParam(source: unknown, name: string): string {
   if (value === undefined) throw new OAuthError('invalid_request', `The ${name} parameter is required.`);
   return value;
 }
+
+/** RFC 8707 §2: the resource must be one this server protects; one per request here. */
+export function readResource(source: unknown, resources: readonly string[]): string {
+  const raw = source && typeof source === 'object' ? (source as Record<string, unknown>).resource : undefined;
+  if (Array.isArray(raw)) throw new OAuthError('invalid_target', 'Request one resource at a time.');
+  const value = readParam(source, 'resource');
+  if (value === undefined) return resources[0]!;
+  const normalised = value.replace(/\/+$/, '');
+  if (!resources.includes(normalised)) {
+    throw new OAuthError(
+      'invalid_target',
+      `The resource "${value.slice(0, 200)}" is not served by this authorization server.`,
+    );
+  }
+  return normalised;
+}

@@ -92,3 +92,23 @@ export function formActionSource(redirectUri: string): string {
   const url = new URL(redirectUri);
   return url.protocol === 'http:' || url.protocol === 'https:' ? url.origin : url.protocol;
 }
+
+export interface RedirectTarget {
+  redirectUri: string;
+  state: string | undefined;
+  /** Whether the host app vouches for the client: its errors may be redirected before the user has acted. */
+  trusted: boolean;
+}
+
+/** Builds the redirect to the client with the response parameters and the issuer (RFC 9207 §2). */
+export function clientRedirect(
+  issuer: string,
+  target: RedirectTarget,
+  params: Record<string, string>,
+): string {
+  const url = new URL(target.redirectUri);
+  for (const [name, value] of Object.entries(params)) url.searchParams.set(name, value);
+  if (target.state !== undefined) url.searchParams.set('state', target.state);
+  url.searchParams.set('iss', issuer);
+  return url.href;
+}

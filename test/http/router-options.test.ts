@@ -303,3 +303,20 @@ test.each<[string, string, string, number, Record<string, string>?]>([
     server.close();
   }
 });
+
+test("each endpoint has its own name in Express's stack (and stack traces), not a shared wrapper's", () => {
+  const oauth = createOAuthRouter(store, signer, base);
+  const names = (oauth.stack as Array<{ route?: { stack: Array<{ name: string }> } }>).flatMap(
+    (layer) => layer.route?.stack.map((entry) => entry.name) ?? [],
+  );
+  for (const name of [
+    'tokenEndpoint',
+    'registrationEndpoint',
+    'revocationEndpoint',
+    'authorizationPage',
+    'signInForm',
+    'consentDecision',
+  ])
+    expect(names).toContain(name);
+  expect(names).not.toContain('asyncHandler');
+});

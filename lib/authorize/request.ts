@@ -4,9 +4,9 @@ import type { Response } from 'express';
 import type { OAuthContext } from '../context';
 import { isValidCodeChallenge } from '../crypto/pkce';
 import { OAuthError } from '../errors';
-import type { RedirectTarget } from '../middleware/error-handler';
+import type { RedirectTarget } from '../util/redirect-uri';
 import type { ClientRecord } from '../store/types';
-import { readParam } from '../util/params';
+import { readParam, readResource } from '../util/params';
 import { matchRedirectUri } from '../util/redirect-uri';
 import { parseScope } from '../util/scopes';
 
@@ -94,20 +94,4 @@ export async function validateAuthorizationRequest(
     if (value !== undefined) params[name] = value;
   }
   return { client, redirectUri: requestedUri, state, scopes, resource, codeChallenge, params };
-}
-
-/** RFC 8707 §2: the resource must be one this server protects; one per request here. */
-export function readResource(source: unknown, resources: readonly string[]): string {
-  const raw = source && typeof source === 'object' ? (source as Record<string, unknown>).resource : undefined;
-  if (Array.isArray(raw)) throw new OAuthError('invalid_target', 'Request one resource at a time.');
-  const value = readParam(source, 'resource');
-  if (value === undefined) return resources[0]!;
-  const normalised = value.replace(/\/+$/, '');
-  if (!resources.includes(normalised)) {
-    throw new OAuthError(
-      'invalid_target',
-      `The resource "${value.slice(0, 200)}" is not served by this authorization server.`,
-    );
-  }
-  return normalised;
 }

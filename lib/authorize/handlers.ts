@@ -6,11 +6,11 @@ import { timeOrderedId } from '../crypto/time-ordered-id';
 import { hashSecret, randomSecret } from '../crypto/secrets';
 import { decisionPath, signInPath } from '../paths';
 import { OAuthError } from '../errors';
-import { clientRedirect, type RedirectTarget } from '../middleware/error-handler';
+import { clientRedirect, type RedirectTarget } from '../util/redirect-uri';
 import type { OAuthUser } from '../options';
 import { readParam } from '../util/params';
 import { formActionSource, isLoopbackRedirect } from '../util/redirect-uri';
-import { validateAuthorizationRequest, type AuthorizationRequest } from './authorization-request';
+import { validateAuthorizationRequest, type AuthorizationRequest } from './request';
 
 const SIGN_IN_FAILED = 'The email or password is incorrect.';
 
@@ -66,7 +66,7 @@ function renderConsent(
 
 /** Shows the sign-in page, or the consent page when the user is already signed in. */
 export function authorizePageHandler(ctx: OAuthContext): RequestHandler {
-  return handle(async (req, res) => {
+  return handle(async function authorizationPage(req, res) {
     markAsPage(res);
     const request = await validateAuthorizationRequest(ctx, req.query, res);
     markAsPage(res, request);
@@ -100,7 +100,7 @@ async function openForm(ctx: OAuthContext, req: Request, res: Response): Promise
 
 /** The sign-in form: checks the credentials, remembers the user, then shows consent. */
 export function signInHandler(ctx: OAuthContext): RequestHandler {
-  return handle(async (req, res) => {
+  return handle(async function signInForm(req, res) {
     const request = await openForm(ctx, req, res);
     const email = readParam(req.body, 'email')?.trim() ?? '';
     const password = readParam(req.body, 'password') ?? '';
@@ -131,7 +131,7 @@ function grantedScopes(body: unknown, requested: string[]): string[] {
 
 /** The consent form: Deny redirects with access_denied; Allow issues a code bound to everything the user saw. */
 export function decisionHandler(ctx: OAuthContext): RequestHandler {
-  return handle(async (req, res) => {
+  return handle(async function consentDecision(req, res) {
     const request = await openForm(ctx, req, res);
     const user = await ctx.session.currentUser(req);
     if (!user)
@@ -170,6 +170,6 @@ export function decisionHandler(ctx: OAuthContext): RequestHandler {
     });
     const target = res.locals.oauthRedirect as RedirectTarget;
     res.setHeader('Cache-Control', 'no-store');
-    res.redirect(303, clientRedirect(config, target, { code }));
+    res.redirect(303, clientRedirect(config.issuer, target, { code }));
   });
 }

@@ -1,7 +1,7 @@
 // Tamper-evident small values (sign-in cookie, pending authorization request, CSRF token): HMAC-SHA256 with a key
 // per purpose, so a value minted for one purpose is never accepted for another.
 import { createHmac } from 'node:crypto';
-import { constantTimeEqual } from './secrets';
+import { constantTimeEqual } from '../crypto/secrets';
 
 export interface Sealer {
   /** `payload` as base64url JSON with an expiry, followed by its MAC. */

@@ -1,9 +1,9 @@
 // The browser side of the authorization endpoint: the sign-in cookie, the CSRF cookie and token, and the sealed
 // pending request that the sign-in and consent forms carry.
 import type { Request, Response } from 'express';
-import { randomSecret, constantTimeEqual } from './crypto/secrets';
-import type { Sealer } from './crypto/seal';
-import type { OAuthConfig, OAuthUser } from './options';
+import { randomSecret, constantTimeEqual } from '../crypto/secrets';
+import type { Sealer } from './seal';
+import type { OAuthConfig, OAuthUser } from '../options';
 
 const SESSION_COOKIE = 'mcp_oauth_session';
 const CSRF_COOKIE = 'mcp_oauth_csrf';
