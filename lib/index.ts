@@ -70,6 +70,8 @@ export type { ScopeCatalogue } from './util/scopes';
 /** Where each endpoint lives below the issuer (the `paths` option), and the defaults. */
 export type { EndpointPaths } from './paths';
 export { DEFAULT_PATHS } from './paths';
+/** The built-in pages' stylesheet (CSS text), for a host app's own pages to look like the consent page. */
+export { PAGE_STYLESHEET } from './pages';
 /** Whether an error means the store cannot be reached right now (answered 503 temporarily_unavailable). */
 export { isStoreUnavailable } from './store/unavailable';
 /** The HTTP status of each OAuth error code. */

@@ -1,7 +1,7 @@
 // The HTML pages of the authorization endpoint: EJS templates (replaceable by the host app) served with a strict
 // Content-Security-Policy, framing forbidden and caching off.
 import { randomBytes } from 'node:crypto';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import ejs from 'ejs';
 import type { RequestHandler, Response } from 'express';
@@ -23,6 +23,12 @@ function builtInViews(): string {
   }
   throw new Error('express-mcp-oauth: its views/ folder is missing; reinstall the package.');
 }
+
+/**
+ * The built-in pages' stylesheet (views/styles.css), for a host app's own pages (an account page, say) to look the
+ * same: serve it as a file, or inline it under a CSP nonce as the built-in pages do.
+ */
+export const PAGE_STYLESHEET: string = readFileSync(join(builtInViews(), 'styles.css'), 'utf8');
 
 export function createPages(config: OAuthConfig): Pages {
   const viewsDir = builtInViews();
@@ -71,7 +77,13 @@ export function createPages(config: OAuthConfig): Pages {
     async render(res, page, data, status = 200) {
       const html = await ejs.renderFile(
         files[page],
-        { serviceName: config.serviceName, nonce: res.locals.cspNonce ?? '', error: undefined, ...data },
+        {
+          serviceName: config.serviceName,
+          nonce: res.locals.cspNonce ?? '',
+          styles: PAGE_STYLESHEET,
+          error: undefined,
+          ...data,
+        },
         { cache: true, async: false },
       );
       // The policy middleware only sets a header, synchronously.

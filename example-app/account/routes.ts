@@ -10,6 +10,7 @@ import {
   describeClient,
   isOAuthError,
   isStoreUnavailable,
+  PAGE_STYLESHEET,
   type OAuthRouter,
   type OAuthStore,
 } from 'express-mcp-oauth';
@@ -46,12 +47,17 @@ export function createAccountRoutes({ db, store, oauth, session, serviceName }: 
       frameguard: { action: 'deny' },
     }),
     function noStore(_req, res, next) {
-      res.setHeader('Cache-Control', 'no-store');
+      res.setHeader('Cache-Control', 'no-store'); // the stylesheet's route sets its own
       next();
     },
   );
 
   router.get('/', (_req, res) => res.redirect(302, '/account/connected-apps'));
+  // The consent page's stylesheet, so that these pages look like it (a file: the CSP allows styles from 'self').
+  router.get('/styles.css', (_req, res) => {
+    res.setHeader('Cache-Control', 'public, max-age=3600');
+    res.type('css').send(PAGE_STYLESHEET);
+  });
 
   router.get('/sign-in', (req, res, next) => {
     render(res, 'account-sign-in', { csrf_token: session.csrfToken(req, res), email: '' }).catch(next);

@@ -51,7 +51,7 @@ test('the tarball holds the build, the pages, the README and the licence, and no
       !['package.json', 'README.md', 'LICENSE', 'testing/package.json'].includes(path) &&
       !/^dist\/lib\/.+\.(js|d\.ts)$/.test(path) &&
       !/^dist\/esm\/(index|testing)\.(mjs|d\.mts)$/.test(path) &&
-      !/^views\/.+\.ejs$/.test(path),
+      !/^views\/.+\.(ejs|css)$/.test(path),
   );
   expect(stray).toEqual([]);
 });
