@@ -9,6 +9,8 @@ export async function mcpJourney(
   mcpUrl: URL,
   user: { email: string; password: string },
   call: { name: string; arguments?: Record<string, unknown> },
+  /** How the user gets from the authorization URL to a code; default: the built-in sign-in form, then Allow. */
+  authorize: (authorizationUrl: URL) => Promise<string> = (url) => consentTo(url, user),
 ): Promise<{ tools: string[]; text: string; scope: string | undefined }> {
   const { provider, state } = memoryProvider('http://127.0.0.1:9/callback');
   const first = new StreamableHTTPClientTransport(mcpUrl, { authProvider: provider });
@@ -17,7 +19,7 @@ export async function mcpJourney(
   });
   const authorizationUrl = state.authorizationUrls[0];
   if (!authorizationUrl) throw new Error('the client was never sent to authorize');
-  await first.finishAuth(await consentTo(authorizationUrl, user));
+  await first.finishAuth(await authorize(authorizationUrl));
   const client = new Client({ name: 'journey', version: '1.0.0' });
   await client.connect(new StreamableHTTPClientTransport(mcpUrl, { authProvider: provider }));
   try {

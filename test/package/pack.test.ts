@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { freePort } from '../helpers/ports';
 import { mcpJourney } from '../helpers/mcp-journey';
+import { httpBrowser } from '../helpers/http-browser';
 
 const ROOT = join(__dirname, '../..');
 const BIN = join(ROOT, 'node_modules/.bin');
@@ -161,3 +162,50 @@ test('the shipped store contract suite runs under node:test from the tarball, on
   // Every case of the suite ran (the jest run of the same suite counts the same).
   expect(passed).toBeGreaterThanOrEqual(35);
 }, 120_000);
+
+test('examples/existing-session: the consent page uses the app’s own login, and an MCP client calls the tool', async () => {
+  const dir = hostProject('express');
+  const port = await freePort();
+  const issuer = `http://127.0.0.1:${port}`;
+  const server = await run(dir, 'examples/existing-session/server.mjs', {
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    ISSUER: issuer,
+    DATABASE_PATH: join(dir, 'oauth.db'),
+    DEMO_EMAIL: USER.email,
+    DEMO_PASSWORD: USER.password,
+  });
+  try {
+    const signIn = async (authorizationUrl: URL) => {
+      const browser = httpBrowser();
+      const away = await browser.visit(authorizationUrl);
+      // Signed out: sent to the app's own login page, which is not an open redirect.
+      expect(away.status).toBe(302);
+      const login = new URL(away.headers.get('location')!, issuer);
+      expect(login.pathname).toBe('/login');
+      const evil = await browser.visit(
+        `${issuer}/login?return_to=${encodeURIComponent('https://evil.example/')}`,
+      );
+      expect(await evil.text()).toContain('return_to=%2F"');
+      const back = await browser.visit(new URL(`/login${login.search}`, issuer), {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ email: USER.email, password: USER.password }),
+      });
+      // Back to the same authorization request (its parameters, in the library's order).
+      const returned = new URL(back.headers.get('location')!);
+      returned.searchParams.sort();
+      const asked = new URL(authorizationUrl);
+      asked.searchParams.sort();
+      expect(returned.href).toBe(asked.href);
+      const consent = await (await browser.visit(authorizationUrl)).text();
+      expect(consent).toContain('Read your notes');
+      const decided = await browser.submit(issuer, consent, [['decision', 'allow']]);
+      return new URL(decided.headers.get('location')!).searchParams.get('code')!;
+    };
+    const journey = await mcpJourney(new URL(`${issuer}/mcp`), USER, { name: 'list_notes' }, signIn);
+    expect(journey).toEqual({ tools: ['list_notes'], text: 'Notes of 1: none yet.', scope: 'notes:read' });
+  } finally {
+    server.kill();
+  }
+}, 60_000);
