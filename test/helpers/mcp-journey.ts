@@ -11,7 +11,7 @@ export async function mcpJourney(
   call: { name: string; arguments?: Record<string, unknown> },
   /** How the user gets from the authorization URL to a code; default: the built-in sign-in form, then Allow. */
   authorize: (authorizationUrl: URL) => Promise<string> = (url) => consentTo(url, user),
-): Promise<{ tools: string[]; text: string; scope: string | undefined }> {
+): Promise<{ tools: string[]; text: string; scope: string | undefined; accessToken: string }> {
   const { provider, state } = memoryProvider('http://127.0.0.1:9/callback');
   const first = new StreamableHTTPClientTransport(mcpUrl, { authProvider: provider });
   await new Client({ name: 'journey', version: '1.0.0' }).connect(first).catch((error: Error) => {
@@ -26,7 +26,7 @@ export async function mcpJourney(
     const tools = (await client.listTools()).tools.map((tool) => tool.name);
     const result = await client.callTool({ name: call.name, arguments: call.arguments ?? {} });
     const text = (result.content as Array<{ type: string; text?: string }>).map((part) => part.text).join('');
-    return { tools, text, scope: state.tokens?.scope };
+    return { tools, text, scope: state.tokens?.scope, accessToken: state.tokens!.access_token };
   } finally {
     await client.close();
   }

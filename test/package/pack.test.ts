@@ -3,6 +3,9 @@
 // where examples/minimal runs as written (importing the package by name) and an MCP client goes through the whole
 // OAuth journey to call its tool.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { generateKeyPairSync, randomBytes } from 'node:crypto';
+import { connect, createServer as createNetServer } from 'node:net';
+import { Pool } from 'pg';
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -83,7 +86,7 @@ test('the types resolve for require and import, under node16 and bundler resolut
  * package's declared dependencies, `express` (the given copy) and the MCP SDK, the peers the example uses. A module
  * the package needs but does not declare fails here.
  */
-function hostProject(expressDir: string): string {
+function hostProject(expressDir: string, extra: string[] = []): string {
   const dir = mkdtempSync(join(work, 'host-'));
   const modules = join(dir, 'node_modules');
   mkdirSync(join(modules, 'express-mcp-oauth'), { recursive: true });
@@ -91,7 +94,7 @@ function hostProject(expressDir: string): string {
   const manifest = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
     dependencies: Record<string, string>;
   };
-  for (const name of [...Object.keys(manifest.dependencies), '@modelcontextprotocol/sdk']) {
+  for (const name of [...Object.keys(manifest.dependencies), '@modelcontextprotocol/sdk', ...extra]) {
     mkdirSync(join(modules, name, '..'), { recursive: true });
     symlinkSync(join(ROOT, 'node_modules', name), join(modules, name));
   }
@@ -101,7 +104,7 @@ function hostProject(expressDir: string): string {
   return dir;
 }
 
-async function run(dir: string, script: string, env: Record<string, string>): Promise<ChildProcess> {
+async function runExample(dir: string, script: string, env: Record<string, string>): Promise<ChildProcess> {
   const child = spawn(process.execPath, [join(dir, script)], { cwd: dir, env: { ...process.env, ...env } });
   let output = '';
   child.stderr!.on('data', (chunk) => (output += chunk));
@@ -129,7 +132,7 @@ test.each([
     expect(version.split('.')[0]).toBe(major);
     const port = await freePort();
     const issuer = `http://127.0.0.1:${port}`;
-    const server = await run(dir, 'examples/minimal/server.mjs', {
+    const server = await runExample(dir, 'examples/minimal/server.mjs', {
       PORT: String(port),
       HOST: '127.0.0.1',
       ISSUER: issuer,
@@ -138,7 +141,9 @@ test.each([
       DEMO_PASSWORD: USER.password,
     });
     try {
-      const journey = await mcpJourney(new URL(`${issuer}/mcp`), USER, { name: 'list_notes' });
+      const { accessToken: _token, ...journey } = await mcpJourney(new URL(`${issuer}/mcp`), USER, {
+        name: 'list_notes',
+      });
       expect(journey).toEqual({
         tools: ['list_notes'],
         text: 'Notes of user 1: none yet.',
@@ -167,7 +172,7 @@ test('examples/existing-session: the consent page uses the app’s own login, an
   const dir = hostProject('express');
   const port = await freePort();
   const issuer = `http://127.0.0.1:${port}`;
-  const server = await run(dir, 'examples/existing-session/server.mjs', {
+  const server = await runExample(dir, 'examples/existing-session/server.mjs', {
     PORT: String(port),
     HOST: '127.0.0.1',
     ISSUER: issuer,
@@ -203,9 +208,100 @@ test('examples/existing-session: the consent page uses the app’s own login, an
       const decided = await browser.submit(issuer, consent, [['decision', 'allow']]);
       return new URL(decided.headers.get('location')!).searchParams.get('code')!;
     };
-    const journey = await mcpJourney(new URL(`${issuer}/mcp`), USER, { name: 'list_notes' }, signIn);
+    const { accessToken: _token, ...journey } = await mcpJourney(
+      new URL(`${issuer}/mcp`),
+      USER,
+      { name: 'list_notes' },
+      signIn,
+    );
     expect(journey).toEqual({ tools: ['list_notes'], text: 'Notes of 1: none yet.', scope: 'notes:read' });
   } finally {
     server.kill();
   }
 }, 60_000);
+
+const servicesSet = Boolean(process.env.DATABASE_URL && process.env.REDIS_URL);
+if (!servicesSet) console.warn('examples/postgres-redis: skipped, DATABASE_URL and REDIS_URL are not set.');
+
+(servicesSet ? test : test.skip)(
+  'examples/postgres-redis: two instances behind one address share grants and rate limits',
+  async () => {
+    const dir = hostProject('express', ['pg', 'redis', 'rate-limit-redis']);
+    const [a, b, lb] = [await freePort(), await freePort(), await freePort()];
+    // A load balancer on loopback: each new connection to the next instance.
+    let turn = 0;
+    const balancer = createNetServer((client) => {
+      const upstream = connect([a, b][turn++ % 2]!, '127.0.0.1');
+      client.on('error', () => upstream.destroy());
+      upstream.on('error', () => client.destroy());
+      client.pipe(upstream).pipe(client);
+    }).listen(lb, '127.0.0.1');
+    const issuer = `http://127.0.0.1:${lb}`;
+    const run = randomBytes(6).toString('hex');
+    const env = {
+      HOST: '127.0.0.1',
+      ISSUER: issuer,
+      DATABASE_URL: process.env.DATABASE_URL!,
+      DATABASE_SCHEMA: `example_${run}`,
+      REDIS_URL: process.env.REDIS_URL!,
+      RATE_LIMIT_PREFIX: `example-${run}:`,
+      SIGNING_KEY: generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey.export({
+        type: 'pkcs8',
+        format: 'pem',
+      }) as string,
+      COOKIE_SECRET: randomBytes(32).toString('base64'),
+      DEMO_EMAIL: USER.email,
+      DEMO_PASSWORD: USER.password,
+    };
+    const instances = [
+      await runExample(dir, 'examples/postgres-redis/server.mjs', { ...env, PORT: String(a) }),
+      await runExample(dir, 'examples/postgres-redis/server.mjs', { ...env, PORT: String(b) }),
+    ];
+    const pool = new Pool({ connectionString: process.env.DATABASE_URL });
+    try {
+      const journey = await mcpJourney(new URL(`${issuer}/mcp`), USER, { name: 'list_notes' });
+      expect(journey.scope).toBe('notes:read');
+      // The token works on each instance, each answering for itself.
+      for (const port of [a, b]) {
+        const res = await fetch(`http://127.0.0.1:${port}/mcp`, {
+          method: 'POST',
+          headers: {
+            authorization: `Bearer ${journey.accessToken}`,
+            'content-type': 'application/json',
+            accept: 'application/json, text/event-stream',
+          },
+          body: JSON.stringify({
+            jsonrpc: '2.0',
+            id: 1,
+            method: 'tools/call',
+            params: { name: 'list_notes' },
+          }),
+        });
+        expect(
+          ((await res.json()) as { result: { content: Array<{ text: string }> } }).result.content[0]!.text,
+        ).toBe(`Notes of 1 from instance ${port}.`);
+      }
+      // One registration limit (20 per address) counted across both: alone, each would take 12 of these 24.
+      const statuses: number[] = [];
+      for (let i = 0; i < 24; i += 1) {
+        const res = await fetch(`http://127.0.0.1:${[a, b][i % 2]}/v1/oauth/register`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({
+            redirect_uris: ['https://client.example/cb'],
+            token_endpoint_auth_method: 'none',
+          }),
+        });
+        statuses.push(res.status);
+      }
+      expect(statuses.filter((status) => status === 201)).toHaveLength(19); // the journey registered once
+      expect(statuses.slice(19)).toEqual([429, 429, 429, 429, 429]);
+    } finally {
+      for (const instance of instances) instance.kill();
+      balancer.close();
+      await pool.query(`DROP SCHEMA IF EXISTS example_${run} CASCADE`).catch(() => undefined);
+      await pool.end();
+    }
+  },
+  90_000,
+);
