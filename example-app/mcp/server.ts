@@ -19,6 +19,15 @@ export const TOOL_SCOPES: Readonly<Record<string, readonly string[]>> = Object.f
   ALL_TOOLS.map((tool) => [tool.name, tool.scopes]),
 );
 
+// Built once for the process: every pooled server registers the same (immutable) schemas.
+const INPUT_SCHEMAS = new Map(
+  ALL_TOOLS.map((tool) => [
+    tool.name,
+    // Strict: a misspelt argument is reported to the model instead of being silently dropped.
+    z.object(tool.input).strict(),
+  ]),
+);
+
 export function createBusinessMcpServer(db: AppDb, serverName: string): McpServer {
   const server = new McpServer({ name: serverName, version: '1.0.0' }, { capabilities: { tools: {} } });
   for (const tool of ALL_TOOLS) {
@@ -27,8 +36,7 @@ export function createBusinessMcpServer(db: AppDb, serverName: string): McpServe
       {
         title: tool.title,
         description: `${tool.description} (Needs ${tool.scopes.join(', ')}.)`,
-        // Strict: a misspelt argument is reported to the model instead of being silently dropped.
-        inputSchema: z.object(tool.input).strict(),
+        inputSchema: INPUT_SCHEMAS.get(tool.name)!,
         annotations: {
           readOnlyHint: tool.readOnly,
           destructiveHint: tool.destructive ?? false,
