@@ -118,6 +118,21 @@ async function runExample(dir: string, script: string, env: Record<string, strin
   return child;
 }
 
+/** An example on a fresh SQLite file, on a free loopback port, with the test user. */
+async function startOnSqlite(dir: string, script: string) {
+  const port = await freePort();
+  const issuer = `http://127.0.0.1:${port}`;
+  const server = await runExample(dir, script, {
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    ISSUER: issuer,
+    DATABASE_PATH: join(dir, 'oauth.db'),
+    DEMO_EMAIL: USER.email,
+    DEMO_PASSWORD: USER.password,
+  });
+  return { server, issuer };
+}
+
 test.each([
   ['4', 'express4'],
   ['5', 'express'],
@@ -130,16 +145,7 @@ test.each([
       encoding: 'utf8',
     });
     expect(version.split('.')[0]).toBe(major);
-    const port = await freePort();
-    const issuer = `http://127.0.0.1:${port}`;
-    const server = await runExample(dir, 'examples/minimal/server.mjs', {
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      ISSUER: issuer,
-      DATABASE_PATH: join(dir, 'oauth.db'),
-      DEMO_EMAIL: USER.email,
-      DEMO_PASSWORD: USER.password,
-    });
+    const { server, issuer } = await startOnSqlite(dir, 'examples/minimal/server.mjs');
     try {
       const { accessToken: _token, ...journey } = await mcpJourney(new URL(`${issuer}/mcp`), USER, {
         name: 'list_notes',
@@ -170,16 +176,7 @@ test('the shipped store contract suite runs under node:test from the tarball, on
 
 test('examples/existing-session: the consent page uses the app’s own login, and an MCP client calls the tool', async () => {
   const dir = hostProject('express');
-  const port = await freePort();
-  const issuer = `http://127.0.0.1:${port}`;
-  const server = await runExample(dir, 'examples/existing-session/server.mjs', {
-    PORT: String(port),
-    HOST: '127.0.0.1',
-    ISSUER: issuer,
-    DATABASE_PATH: join(dir, 'oauth.db'),
-    DEMO_EMAIL: USER.email,
-    DEMO_PASSWORD: USER.password,
-  });
+  const { server, issuer } = await startOnSqlite(dir, 'examples/existing-session/server.mjs');
   try {
     const signIn = async (authorizationUrl: URL) => {
       const browser = httpBrowser();
