@@ -22,7 +22,10 @@ export interface McpHandlerOptions {
    * the user for more (the MCP spec's step-up authorization). A tool not named here needs only a valid token.
    */
   toolScopes?: Readonly<Record<string, readonly string[]>>;
-  /** Most servers kept at once, i.e. requests served concurrently; more wait their turn. Default 32. */
+  /**
+   * Most servers kept at once, i.e. requests served concurrently; more wait their turn. A tool call that never
+   * returns keeps its server while its client waits, so give slow tools their own timeouts. Default 32.
+   */
   maxServers?: number;
   /** Largest request body when the handler parses it itself (no JSON parser before it). Default '1mb'. */
   bodyLimit?: string | number;
