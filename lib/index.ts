@@ -63,6 +63,12 @@ export type { LimitOptions, RateLimitName, SlowdownOptions } from './rate-limit-
 export type { BearerCacheOptions } from './options';
 /** What an OAuthError may carry besides its code and description (extra headers, a cause). */
 export type { OAuthErrorOptions } from './errors';
+/**
+ * Answers a refusal of a protected route the way requireBearer does: the error's status, `WWW-Authenticate: Bearer
+ * resource_metadata=..., [scope=...,] error=..., error_description=...` (RFC 6750 §3, RFC 9728 §5.1), exposed to
+ * browsers, no-store, and the error as JSON. Without an error: the bare challenge of a request with no token.
+ */
+export { refuseBearer } from './middleware/bearer-refusal';
 /** What requireBearer accepts, and what it puts on req.auth. */
 export type { AuthenticatedRequest, BearerAuth, RequireBearerOptions } from './middleware/bearer';
 /** A scope catalogue: each scope with the plain words the consent page shows. */

@@ -2,24 +2,12 @@
 // sends with each of its 401 and 403 answers (RFC 6750 §3, RFC 9728 §5.1), so a client always learns where to
 // authorize, whatever refused it.
 import type { Request, RequestHandler, Response } from 'express';
+import { OAuthError, refuseBearer } from 'express-mcp-oauth';
 
-/** The `WWW-Authenticate` value of a refusal by the tool server. */
-export function bearerChallenge(
-  resourceMetadata: string,
-  error: 'invalid_request' | 'invalid_token' | 'insufficient_scope',
-  description: string,
-  scope?: string,
-): string {
-  const parts = [`error="${error}"`];
-  if (scope) parts.push(`scope="${scope}"`);
-  parts.push(
-    `resource_metadata="${resourceMetadata}"`,
-    `error_description="${description.replace(/["\\]/g, '')}"`,
-  );
-  return `Bearer ${parts.join(', ')}`;
-}
-
-/** Answers a refusal of the tool server: the status, its Bearer challenge, and the RFC 6750 error as JSON. */
+/**
+ * Answers a refusal of the tool server with the library's Bearer refusal (the same challenge requireBearer and
+ * createMcpHandler send): the status, `WWW-Authenticate` naming the resource metadata, and the error as JSON.
+ */
 export function refuseMcp(
   res: Response,
   status: 401 | 403,
@@ -28,8 +16,7 @@ export function refuseMcp(
   description: string,
   scope?: string,
 ): void {
-  res.setHeader('WWW-Authenticate', bearerChallenge(resourceMetadata, error, description, scope));
-  res.status(status).json({ error, error_description: description });
+  refuseBearer(res, resourceMetadata, new OAuthError(error, description, { status }), scope);
 }
 
 /**

@@ -51,7 +51,9 @@ test('DNS rebinding: a request whose Host is not this server is refused, token o
   const token = await app.mintToken(ALL_SCOPES);
   const res = await mcpPost(token).set('Host', 'attacker.example').send(listTools);
   expect(res.status).toBe(403);
-  expect(res.headers['www-authenticate']).toMatch(/^Bearer error="invalid_request", resource_metadata="/);
+  expect(res.headers['www-authenticate']).toMatch(
+    /^Bearer resource_metadata="[^"]+", error="invalid_request"/,
+  );
   expect((await mcpPost(token).send(listTools)).status).toBe(200);
 });
 
@@ -109,7 +111,7 @@ test('a token whose user was deleted is refused', async () => {
   expect(res.status).toBe(401);
   // RFC 6750 §3: every refusal of the tool server says where to authorize.
   expect(res.headers['www-authenticate']).toBe(
-    `Bearer error="invalid_token", resource_metadata="${app.baseUrl}/.well-known/oauth-protected-resource/mcp", error_description="The user of this token no longer exists."`,
+    `Bearer resource_metadata="${app.baseUrl}/.well-known/oauth-protected-resource/mcp", error="invalid_token", error_description="The user of this token no longer exists."`,
   );
 });
 
@@ -142,7 +144,10 @@ describe('Origin (MCP transport: a page the user visits must not drive the tool 
     if (origin) req.set('Origin', origin === 'BASE' ? app.baseUrl : origin);
     const res = await req.send(listTools);
     expect(res.status).toBe(status);
-    if (status === 403) expect(res.headers['www-authenticate']).toMatch(/^Bearer error="invalid_request"/);
+    if (status === 403)
+      expect(res.headers['www-authenticate']).toMatch(
+        /^Bearer resource_metadata="[^"]+", error="invalid_request"/,
+      );
   });
 
   test('a foreign origin is refused before the token is even looked at, preflights included', async () => {
