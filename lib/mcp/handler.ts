@@ -103,7 +103,6 @@ export function createMcpHandler(options: McpHandlerOptions): RequestHandler {
     throw new TypeError('createMcpHandler: createServer must return an McpServer (it has no connect/close).');
   const pool = createServerPool(options.createServer, maxServers, first);
   const parseJson = express.json({ limit: options.bodyLimit ?? '1mb' });
-  const metadataUrls = new Map<string, string>();
 
   const allowed = (name: string, granted: readonly string[]) =>
     (toolScopes.get(name) ?? []).every((scope) => granted.includes(scope));
@@ -120,9 +119,7 @@ export function createMcpHandler(options: McpHandlerOptions): RequestHandler {
       const name = String(message.params?.name);
       if (allowed(name, auth.scopes)) continue;
       const needed = toolScopes.get(name)!.join(' ');
-      const resource = auth.resource.href.replace(/\/+$/, '');
-      let metadataUrl = metadataUrls.get(resource);
-      if (!metadataUrl) metadataUrls.set(resource, (metadataUrl = protectedResourceMetadataUrl(resource)));
+      const metadataUrl = protectedResourceMetadataUrl(auth.resource.href.replace(/\/+$/, ''));
       const error = new OAuthError('insufficient_scope', `The tool ${name} needs the scopes ${needed}.`);
       return refuseBearer(res, metadataUrl, error, needed);
     }
