@@ -19,6 +19,9 @@ export function describeWith(
       'MCP_CONFORMANCE_DIR (install with: bash scripts/install-conformance.sh .cache/conformance)',
   ].filter(Boolean);
   if (missing.length === 0) return describe(name, body);
+  // CI always has them (.ci/run sets them): there a missing one is a failure, never a quiet skip.
+  if (process.env.CI === 'true')
+    throw new Error(`"${name}" needs ${missing.join(' and ')}, which CI must set.`);
   console.warn(`Skipped "${name}": set ${missing.join(' and ')} to run it.`);
   describe.skip(name, body);
 }

@@ -13,6 +13,7 @@ import { createInterface } from 'node:readline';
 import { freePort } from '../helpers/ports';
 import { mcpJourney } from '../helpers/mcp-journey';
 import { httpBrowser } from '../helpers/http-browser';
+import { DATABASE_URL, describeWith, REDIS_URL } from '../helpers/services';
 
 const ROOT = join(__dirname, '../..');
 const BIN = join(ROOT, 'node_modules/.bin');
@@ -217,12 +218,8 @@ test('examples/existing-session: the consent page uses the app’s own login, an
   }
 }, 60_000);
 
-const servicesSet = Boolean(process.env.DATABASE_URL && process.env.REDIS_URL);
-if (!servicesSet) console.warn('examples/postgres-redis: skipped, DATABASE_URL and REDIS_URL are not set.');
-
-(servicesSet ? test : test.skip)(
-  'examples/postgres-redis: two instances behind one address share grants and rate limits',
-  async () => {
+describeWith('examples/postgres-redis', { postgres: true, redis: true }, () => {
+  test('examples/postgres-redis: two instances behind one address share grants and rate limits', async () => {
     const dir = hostProject('express', ['pg', 'redis', 'rate-limit-redis']);
     const [a, b, lb] = [await freePort(), await freePort(), await freePort()];
     // A load balancer on loopback: each new connection to the next instance.
@@ -238,9 +235,9 @@ if (!servicesSet) console.warn('examples/postgres-redis: skipped, DATABASE_URL a
     const env = {
       HOST: '127.0.0.1',
       ISSUER: issuer,
-      DATABASE_URL: process.env.DATABASE_URL!,
+      DATABASE_URL: DATABASE_URL!,
       DATABASE_SCHEMA: `example_${run}`,
-      REDIS_URL: process.env.REDIS_URL!,
+      REDIS_URL: REDIS_URL!,
       RATE_LIMIT_PREFIX: `example-${run}:`,
       SIGNING_KEY: generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey.export({
         type: 'pkcs8',
@@ -254,7 +251,7 @@ if (!servicesSet) console.warn('examples/postgres-redis: skipped, DATABASE_URL a
       await runExample(dir, 'examples/postgres-redis/server.mjs', { ...env, PORT: String(a) }),
       await runExample(dir, 'examples/postgres-redis/server.mjs', { ...env, PORT: String(b) }),
     ];
-    const pool = new Pool({ connectionString: process.env.DATABASE_URL });
+    const pool = new Pool({ connectionString: DATABASE_URL });
     try {
       const journey = await mcpJourney(new URL(`${issuer}/mcp`), USER, { name: 'list_notes' });
       expect(journey.scope).toBe('notes:read');
@@ -299,6 +296,5 @@ if (!servicesSet) console.warn('examples/postgres-redis: skipped, DATABASE_URL a
       await pool.query(`DROP SCHEMA IF EXISTS example_${run} CASCADE`).catch(() => undefined);
       await pool.end();
     }
-  },
-  90_000,
-);
+  }, 90_000);
+});
