@@ -101,7 +101,21 @@ export async function seedFixtures(
       const g = grant();
       store.createGrant(g);
       const { token, key } = issueRefreshToken(g.grantId);
-      store.saveRefreshToken({ tokenHash: key, grantId: g.grantId, clientId });
+      // As the library does: a first refresh token comes with a redeemed code.
+      const codeHash = hashSecret(randomSecret());
+      store.saveAuthorizationCode({
+        codeHash,
+        grantId: g.grantId,
+        clientId,
+        userId: g.userId,
+        redirectUri,
+        scopes: g.scopes,
+        resource: g.resource,
+        codeChallenge: s256Challenge(VERIFIER),
+        codeChallengeMethod: 'S256',
+        expiresAt: now + 600_000,
+      });
+      store.consumeAuthorizationCode(codeHash, { key });
       refreshTokens.push(token);
     }
   });

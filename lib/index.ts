@@ -5,8 +5,9 @@ export { createSqliteStore } from './store/sqlite';
 /** The SQLite store and its options. */
 export type { SqliteStore, SqliteStoreOptions } from './store/sqlite';
 
-/** The storage contract a custom store implements, and its records. */
+/** The storage contract a custom store implements: its primitives, their inputs and its records. */
 export type {
+  AdvanceRefreshTokenInput,
   AuthorizationCodeRecord,
   ClientRecord,
   ConsumeCodeResult,
@@ -14,9 +15,10 @@ export type {
   GrantWithClient,
   MaybePromise,
   OAuthStore,
+  RefreshTokenKey,
+  RefreshTokenLookup,
   RefreshTokenRecord,
-  RotateRefreshTokenInput,
-  RotateRefreshTokenResult,
+  RotationPointer,
   TokenEndpointAuthMethod,
 } from './store/types';
 

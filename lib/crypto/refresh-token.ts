@@ -1,26 +1,22 @@
 // Refresh tokens carry their grant's id in front of the secret part ("<grant id>.<secret>"), and are stored under
-// "<grant id>.<SHA-256 of the token>". The grant id is no secret (access tokens carry it as the grant_id claim);
-// what it buys is locality: a grant's tokens sit side by side in the store's primary key, so issuing a successor
-// writes next to its parent and a grant's tokens are found and purged by key range, without a second index.
-// Tokens from before this format (no dot) are stored under their bare hash and keep working.
-import { randomSecret, sha256, type SecretHash } from './secrets';
+// "<grant id>.<SHA-256 of the token>" (RefreshTokenKey in store/types.ts says exactly what a store may assume). The
+// grant id is no secret (access tokens carry it as the grant_id claim); what it buys is locality: a grant's tokens
+// sit side by side in the store's primary key, so issuing a successor writes next to its parent and a grant's
+// tokens are found and purged by key range, without a second index. Tokens from before this format (no dot) are
+// stored under their bare hash and keep working.
+import { randomSecret, sha256 } from './secrets';
+import type { RefreshTokenKey } from '../store/types';
 
 /** A new refresh token for a grant, and the key it is stored under. */
-export function issueRefreshToken(grantId: string): { token: string; key: SecretHash } {
+export function issueRefreshToken(grantId: string): { token: string; key: RefreshTokenKey } {
   const token = `${grantId}.${randomSecret()}`;
   return { token, key: refreshTokenKey(token) };
 }
 
 /** The store key of a presented refresh token: its grant's id and its hash, or the bare hash for an old token. */
-export function refreshTokenKey(token: string): SecretHash {
+export function refreshTokenKey(token: string): RefreshTokenKey {
   const dot = token.lastIndexOf('.');
-  return (dot > 0 ? `${token.slice(0, dot)}.${sha256(token)}` : sha256(token)) as SecretHash;
-}
-
-/** The grant id a refresh token names, or undefined for a token of the old format. */
-export function refreshTokenGrantId(token: string): string | undefined {
-  const dot = token.lastIndexOf('.');
-  return dot > 0 ? token.slice(0, dot) : undefined;
+  return (dot > 0 ? `${token.slice(0, dot)}.${sha256(token)}` : sha256(token)) as RefreshTokenKey;
 }
 
 /** The key range that holds every new-format token of a grant: [lower, upper). */

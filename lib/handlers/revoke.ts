@@ -16,8 +16,8 @@ interface TokenOwner {
 type Lookup = (ctx: OAuthContext, token: string) => Promise<TokenOwner | undefined>;
 
 const findRefreshToken: Lookup = async ({ store }, token) => {
-  const record = await store.findRefreshToken(refreshTokenKey(token));
-  return record && { grantId: record.grantId, clientId: record.clientId };
+  const found = await store.findRefreshToken(refreshTokenKey(token));
+  return found && { grantId: found.token.grantId, clientId: found.token.clientId };
 };
 
 const findAccessToken: Lookup = async ({ signer, config }, token) => {

@@ -3,7 +3,8 @@
 import type { Request, RequestHandler } from 'express';
 import { handle, type OAuthContext } from '../context';
 import { isValidCodeVerifier, verifyS256 } from '../crypto/pkce';
-import { issueRefreshToken, refreshTokenGrantId, refreshTokenKey } from '../crypto/refresh-token';
+import { issueRefreshToken, refreshTokenKey } from '../crypto/refresh-token';
+import { rotateRefreshToken } from '../grants/rotation';
 import { hashSecret } from '../crypto/secrets';
 import { OAuthError } from '../errors';
 import { authenticateClient } from './client-authentication';
@@ -88,7 +89,7 @@ async function exchangeCode(ctx: OAuthContext, req: Request, client: ClientRecor
     : undefined;
   const outcome = await store.consumeAuthorizationCode(
     codeHash,
-    refreshToken === undefined ? undefined : { tokenHash: refreshToken.key },
+    refreshToken === undefined ? undefined : { key: refreshToken.key },
   );
   if (outcome.status === 'replayed') {
     // RFC 6749 §4.1.2: a code used twice revokes everything issued from it.
@@ -102,45 +103,38 @@ async function exchangeCode(ctx: OAuthContext, req: Request, client: ClientRecor
 
 async function refresh(ctx: OAuthContext, req: Request, client: ClientRecord): Promise<TokenResponse> {
   const { store, config } = ctx;
-  const presented = requireParam(req.body, 'refresh_token');
-  const presentedHash = refreshTokenKey(presented);
+  const presentedKey = refreshTokenKey(requireParam(req.body, 'refresh_token'));
   const scopeParam = readParam(req.body, 'scope');
   const resourceParam = readParam(req.body, 'resource');
   let scopes: string[] | undefined;
-  const narrowing = scopeParam !== undefined || resourceParam !== undefined;
-  // The successor names the same grant; a token of the old format does not say which, so the store is asked (once,
-  // also for the narrowing check below).
-  let grantId = refreshTokenGrantId(presented);
-  const known = grantId === undefined || narrowing ? await store.findRefreshToken(presentedHash) : undefined;
-  grantId ??= known?.grantId;
-  if (grantId === undefined) throw invalidGrant('The refresh token is invalid or has expired.');
-  if (narrowing) {
+  if (scopeParam !== undefined || resourceParam !== undefined) {
     // Checked before rotating, so a bad request does not use the token up. RFC 6749 §6: narrower, never wider.
-    if (!known || known.clientId !== client.clientId)
+    const known = await store.findRefreshToken(presentedKey);
+    if (!known || known.token.clientId !== client.clientId)
       throw invalidGrant('The refresh token is invalid or has expired.');
-    const current = await store.findGrant(known.grantId);
-    if (!current || current.revokedAt !== null) throw invalidGrant('The authorization was revoked.');
-    scopes = scopeParam === undefined ? current.scopes : parseScope(scopeParam, new Set(current.scopes));
+    const { grant } = known;
+    if (grant.revokedAt !== null) throw invalidGrant('The authorization was revoked.');
+    scopes = scopeParam === undefined ? grant.scopes : parseScope(scopeParam, new Set(grant.scopes));
     if (scopes.length === 0) throw new OAuthError('invalid_scope', 'The scope must not be empty.');
-    if (resourceParam !== undefined && readResource(req.body, config.resources) !== current.resource) {
+    if (resourceParam !== undefined && readResource(req.body, config.resources) !== grant.resource) {
       throw new OAuthError('invalid_target', 'The resource differs from the one authorized.');
     }
   }
 
-  const successor = issueRefreshToken(grantId);
-  const outcome = await store.rotateRefreshToken({
-    presentedHash,
+  const outcome = await rotateRefreshToken(store, {
+    presentedKey,
     clientId: client.clientId,
-    successorHash: successor.key,
     retryWindowMs: config.lifetimes.refreshRetryWindow * 1000,
+    now: config.now(),
   });
   if (outcome.status === 'reused') {
+    // The rule revoked the grant in the store; this also forgets it in this process's bearer cache at once.
     await ctx.revokeGrant(outcome.grantId);
     throw invalidGrant('The refresh token was already used; the authorization is revoked.');
   }
   if (outcome.status === 'invalid') throw invalidGrant('The refresh token is invalid or has expired.');
   // Without a scope parameter the token carries the grant's whole scope (the rotation already checked the rest).
-  return accessTokenResponse(ctx, outcome.grant, scopes ?? outcome.grant.scopes, successor.token);
+  return accessTokenResponse(ctx, outcome.grant, scopes ?? outcome.grant.scopes, outcome.successor.token);
 }
 
 function accessTokenResponse(

@@ -72,7 +72,7 @@ const migrations = (s: string): readonly string[] => [
   DROP INDEX ${s}.oauth_refresh_tokens_parent;
   CREATE INDEX oauth_refresh_tokens_parent ON ${s}.oauth_refresh_tokens (parent_hash) WHERE parent_hash IS NOT NULL;
   `,
-  // 4: rotation state moves to the grant (its latest first-used token; see rotation.ts): tokens are never updated,
+  // 4: rotation state moves to the grant (its latest first-used token; see lib/grants/rotation.ts): tokens are never updated,
   // and the parent index and the used/superseded/revoked marks go.
   `
   ALTER TABLE ${s}.oauth_grants ADD COLUMN latest_token_hash TEXT, ADD COLUMN latest_used_at BIGINT;

@@ -2,9 +2,8 @@
 // statement or one transaction that locks the grant row, so concurrent instances cannot both win.
 import type { Pool, PoolClient, PoolConfig, QueryResultRow } from 'pg';
 import { migratePostgres } from './postgres-schema';
-import { decideRotation } from './rotation';
-import { mapRow, toClient, toCode, toGrant, toToken, type Row } from './rows';
-import type { ClientRecord, GrantWithClient, OAuthStore, RotateRefreshTokenResult } from './types';
+import { mapRow, toClient, toCode, toGrant, toRefreshLookup, type Row } from './rows';
+import type { ClientRecord, GrantWithClient, OAuthStore } from './types';
 
 /** Options of createPostgresStore. */
 export interface PostgresStoreOptions {
@@ -277,7 +276,7 @@ export function createPostgresStore(
         if (firstRefreshToken) {
           await sql(
             `INSERT INTO ${t('oauth_refresh_tokens')} (token_hash, grant_id, client_id, parent_hash, issued_at, expires_at) VALUES ($1, $2, $3, NULL, $4, $5)`,
-            [firstRefreshToken.tokenHash, code.grantId, code.clientId, at, grantRow.expires_at],
+            [firstRefreshToken.key, code.grantId, code.clientId, at, grantRow.expires_at],
           );
         }
         const grant = {
@@ -287,65 +286,47 @@ export function createPostgresStore(
         return { status: 'consumed', code, grant } as const;
       }),
 
-    async saveRefreshToken({ tokenHash, grantId, clientId }) {
-      const at = now();
-      const saved = await one(
-        `INSERT INTO ${t('oauth_refresh_tokens')} (token_hash, grant_id, client_id, parent_hash, issued_at, expires_at)
-         SELECT $1, grant_id, $3, NULL, $4, expires_at FROM ${t('oauth_grants')} WHERE grant_id = $2 AND expires_at > $4 RETURNING 1`,
-        [tokenHash, grantId, clientId, at],
-      );
-      if (!saved) throw new Error(`saveRefreshToken: no unexpired grant ${grantId}.`);
-    },
-    findRefreshToken: async (tokenHash) =>
+    // One statement: a token and its grant with its rotation pointer, as the rotation rule reads them.
+    findRefreshToken: async (key) =>
       mapRow(
         await one(
-          `SELECT r.*, g.revoked_at FROM ${t('oauth_refresh_tokens')} r JOIN ${t('oauth_grants')} g ON g.grant_id = r.grant_id
+          `SELECT r.token_hash AS token_key, r.client_id AS token_client_id, r.parent_hash, r.issued_at AS token_issued_at,
+             r.expires_at AS token_expires_at, g.latest_token_hash, g.latest_used_at, ${grantColumns}
+             FROM ${t('oauth_refresh_tokens')} r JOIN ${t('oauth_grants')} g ON g.grant_id = r.grant_id
             WHERE r.token_hash = $1 AND r.expires_at > $2`,
-          [tokenHash, now()],
+          [key, now()],
         ),
-        toToken,
+        toRefreshLookup,
       ),
-    rotateRefreshToken: ({ presentedHash, clientId, successorHash, retryWindowMs }) =>
-      transaction(async (client): Promise<RotateRefreshTokenResult> => {
-        const at = now();
-        const sql = (text: string, values: unknown[]) =>
-          query(text, values, client).then((result) => result.rows[0]);
-        // Token rows never change after insertion, so reading this one before taking the lock is safe.
-        const row = await sql(
-          `SELECT * FROM ${t('oauth_refresh_tokens')} WHERE token_hash = $1 AND expires_at > $2`,
-          [presentedHash, at],
-        );
-        if (!row || row.client_id !== clientId) return { status: 'invalid' };
-        // Locking the grant row serialises every rotation of its family, on every instance.
-        const grantRow = await sql(
-          `SELECT * FROM ${t('oauth_grants')} WHERE grant_id = $1 AND expires_at > $2 FOR UPDATE`,
-          [row.grant_id, at],
-        );
-        if (!grantRow || grantRow.revoked_at !== null) return { status: 'invalid' };
-        const grantId = grantRow.grant_id as string;
-        const decision = decideRotation(row, grantRow, at, retryWindowMs);
-        if (decision === 'reuse') {
-          await sql(revokeGrantSql, [grantId, at]);
-          return { status: 'reused', grantId };
-        }
-        // The first of several successors to be used becomes the latest; the others go stale with it.
-        if (decision === 'first-use') {
-          await sql(
-            `UPDATE ${t('oauth_grants')} SET latest_token_hash = $2, latest_used_at = $3 WHERE grant_id = $1`,
-            [grantId, presentedHash, at],
-          );
-        }
-        const expiresAt = grantRow.expires_at as number;
-        await sql(
-          `INSERT INTO ${t('oauth_refresh_tokens')} (token_hash, grant_id, client_id, parent_hash, issued_at, expires_at) VALUES ($1, $2, $3, $4, $5, $6)`,
-          [successorHash, grantId, clientId, presentedHash, at, expiresAt],
-        );
-        return {
-          status: 'rotated',
-          grant: { ...toGrant(grantRow), lastUsedAt: at },
-          successorExpiresAt: expiresAt,
-        };
-      }),
+    // One statement: the conditional UPDATE is the compare-and-set (under READ COMMITTED a concurrent caller waits
+    // for the row lock, then re-checks the condition against the committed pointer), and the successor is inserted
+    // only if it matched.
+    advanceRefreshToken: async ({ grantId, expectedLatestUsed, latestUsed, successor }) =>
+      (await one(
+        `WITH g AS (
+           UPDATE ${t('oauth_grants')}
+              SET latest_token_hash = CASE WHEN $3::boolean THEN $4 ELSE latest_token_hash END,
+                  latest_used_at = CASE WHEN $3::boolean THEN $5::bigint ELSE latest_used_at END,
+                  last_used_at = $6
+            WHERE grant_id = $1 AND latest_token_hash IS NOT DISTINCT FROM $2::text AND revoked_at IS NULL
+              AND expires_at > $7
+           RETURNING grant_id)
+         INSERT INTO ${t('oauth_refresh_tokens')} (token_hash, grant_id, client_id, parent_hash, issued_at, expires_at)
+           SELECT $8, grant_id, $9, $10, $6, $11 FROM g RETURNING 1`,
+        [
+          grantId,
+          expectedLatestUsed,
+          latestUsed !== undefined,
+          latestUsed?.key ?? null,
+          latestUsed?.usedAt ?? null,
+          successor.issuedAt,
+          now(),
+          successor.key,
+          successor.clientId,
+          successor.parentKey,
+          successor.expiresAt,
+        ],
+      )) !== undefined,
 
     async purgeExpired(batchSize = 500) {
       const at = now();

@@ -1,7 +1,13 @@
 // Conversion of stored rows (snake_case columns, JSON text, integer milliseconds) into the store records, shared
 // by the SQLite and PostgreSQL stores.
 import type { SecretHash } from '../crypto/secrets';
-import type { AuthorizationCodeRecord, ClientRecord, GrantRecord, RefreshTokenRecord } from './types';
+import type {
+  AuthorizationCodeRecord,
+  ClientRecord,
+  GrantRecord,
+  RefreshTokenKey,
+  RefreshTokenLookup,
+} from './types';
 
 /** A row as better-sqlite3 returns it. */
 export type Row = Record<string, unknown>;
@@ -57,14 +63,21 @@ export function toCode(row: Row): AuthorizationCodeRecord {
   };
 }
 
-export function toToken(row: Row): RefreshTokenRecord {
+/** A refresh token joined with its grant: token columns under their own names, then the grant's columns. */
+export function toRefreshLookup(row: Row): RefreshTokenLookup {
   return {
-    tokenHash: row.token_hash as SecretHash,
-    grantId: row.grant_id as string,
-    clientId: row.client_id as string,
-    parentHash: row.parent_hash as SecretHash | null,
-    issuedAt: row.issued_at as number,
-    expiresAt: row.expires_at as number,
-    revokedAt: row.revoked_at as number | null,
+    token: {
+      key: row.token_key as RefreshTokenKey,
+      grantId: row.grant_id as string,
+      clientId: row.token_client_id as string,
+      parentKey: row.parent_hash as RefreshTokenKey | null,
+      issuedAt: row.token_issued_at as number,
+      expiresAt: row.token_expires_at as number,
+    },
+    grant: toGrant(row),
+    latestUsed:
+      row.latest_token_hash === null || row.latest_token_hash === undefined
+        ? null
+        : { key: row.latest_token_hash as RefreshTokenKey, usedAt: row.latest_used_at as number },
   };
 }

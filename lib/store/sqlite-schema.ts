@@ -13,7 +13,7 @@
 //   expires_at (nothing issued under the grant outlives it); last_used_at (set by rotations; until the first one,
 //   reads report the first refresh token's issued_at); revoked_at (NULL while active; revokes its refresh tokens);
 //   latest_token_hash, latest_used_at (the refresh token last used for the first time, and when: the rotation
-//   rule in rotation.ts needs nothing else). The bearer check reads it by primary key on every tool call.
+//   rule in lib/grants/rotation.ts needs nothing else). The bearer check reads it by primary key on every tool call.
 //
 // oauth_authorization_codes: one row per code.
 //   code_hash TEXT PK (SHA-256 of the code: a leaked database cannot be replayed as codes); grant_id FK;
@@ -24,7 +24,7 @@
 //   so the row lives in its primary key.
 //   token_hash TEXT PK ("<grant id>.<SHA-256 of the token>", or the bare hash for tokens from before version 4);
 //   grant_id; client_id; parent_hash (the token it replaced); issued_at; expires_at (the grant's). Whether a token
-//   is used, superseded or revoked follows from its grant (rotation.ts). Deleted with their grant by the purge: by
+//   is used, superseded or revoked follows from its grant (lib/grants/rotation.ts). Deleted with their grant by the purge: by
 //   key range, and old-format ones through a partial index. No foreign key: a cascade would need an index on
 //   grant_id that every insert pays for; every write checks the grant in the same transaction instead.
 import type { Database } from 'better-sqlite3';
@@ -103,7 +103,7 @@ const MIGRATIONS: readonly string[] = [
   DROP INDEX oauth_refresh_tokens_parent;
   CREATE INDEX oauth_refresh_tokens_parent ON oauth_refresh_tokens (parent_hash) WHERE parent_hash IS NOT NULL;
   `,
-  // 4: rotation state moves to the grant (its latest first-used token, see rotation.ts), and refresh tokens are kept
+  // 4: rotation state moves to the grant (its latest first-used token, see lib/grants/rotation.ts), and refresh tokens are kept
   // under "<grant id>.<hash>" keys (see crypto/refresh-token.ts) in a WITHOUT ROWID table: a grant's tokens are
   // neighbours in the primary key, found and purged by key range. A rotation now writes the grant row and one
   // token-table page, where it used to mark the token used, supersede siblings through the parent index and insert

@@ -47,12 +47,17 @@ const SQL = {
         RETURNING *`,
   insertToken: `INSERT INTO oauth_refresh_tokens (token_hash, grant_id, client_id, parent_hash, issued_at, expires_at)
          VALUES (?, ?, ?, ?, ?, ?)`,
-  findToken: 'SELECT * FROM oauth_refresh_tokens WHERE token_hash = ? AND expires_at > ?',
-  findTokenWithGrant: `SELECT t.*, g.revoked_at FROM oauth_refresh_tokens t JOIN oauth_grants g ON g.grant_id = t.grant_id
-        WHERE t.token_hash = ? AND t.expires_at > ?`,
-  markLatest:
-    'UPDATE oauth_grants SET latest_token_hash = ?, latest_used_at = ?, last_used_at = ? WHERE grant_id = ?',
-  markUsed: 'UPDATE oauth_grants SET last_used_at = ? WHERE grant_id = ?',
+  // A token and its grant in one statement (a consistent read), token columns under names of their own.
+  findTokenWithGrant: `SELECT t.token_hash AS token_key, t.client_id AS token_client_id, t.parent_hash,
+        t.issued_at AS token_issued_at, t.expires_at AS token_expires_at, g.latest_token_hash, g.latest_used_at,
+        ${GRANT_COLUMNS('g')}
+        FROM oauth_refresh_tokens t JOIN oauth_grants g ON g.grant_id = t.grant_id WHERE t.token_hash = ? AND t.expires_at > ?`,
+  // The compare-and-set of a grant's rotation pointer (`IS ?` compares NULL as equal to NULL): moved on a first use,
+  // only compared on a retry. Either way the grant must still be active.
+  moveLatest: `UPDATE oauth_grants SET latest_token_hash = ?, latest_used_at = ?, last_used_at = ?
+        WHERE grant_id = ? AND latest_token_hash IS ? AND revoked_at IS NULL AND expires_at > ?`,
+  keepLatest: `UPDATE oauth_grants SET last_used_at = ?
+        WHERE grant_id = ? AND latest_token_hash IS ? AND revoked_at IS NULL AND expires_at > ?`,
   purgeCodes: `DELETE FROM oauth_authorization_codes
         WHERE rowid IN (SELECT rowid FROM oauth_authorization_codes WHERE expires_at <= ? LIMIT ?)`,
   expiredGrants: 'SELECT grant_id FROM oauth_grants WHERE expires_at <= ? LIMIT ?',

@@ -1,11 +1,10 @@
 // The default store: SQLite through better-sqlite3, with every atomic operation in an IMMEDIATE transaction.
 import BetterSqlite3, { type Database } from 'better-sqlite3';
 import { grantKeyRange } from '../crypto/refresh-token';
-import { decideRotation } from './rotation';
 import { migrateSqlite } from './sqlite-schema';
 import { prepareStatements } from './sqlite-statements';
-import { mapRow, toClient, toCode, toGrant, toToken, type Row } from './rows';
-import type { ClientRecord, GrantWithClient, OAuthStore, RotateRefreshTokenResult } from './types';
+import { mapRow, toClient, toCode, toGrant, toRefreshLookup, type Row } from './rows';
+import type { AdvanceRefreshTokenInput, ClientRecord, GrantWithClient, OAuthStore } from './types';
 
 /** Options of createSqliteStore. */
 export interface SqliteStoreOptions {
@@ -47,10 +46,6 @@ export function createSqliteStore(
 
   const sql = prepareStatements(db);
 
-  // A grant's refresh tokens are revoked with it: every read of a token goes through its grant.
-  const revokeGrantNow = (grantId: string, at: number): boolean =>
-    sql.revokeGrant.run(at, grantId).changes > 0;
-
   const consume = db.transaction((codeHash: string, at: number, firstTokenHash: string | undefined) => {
     const claimed = sql.claimCode.get(at, codeHash, at) as Row | undefined;
     if (!claimed) {
@@ -75,42 +70,28 @@ export function createSqliteStore(
     } as const;
   });
 
-  const rotate = db.transaction(
-    (
-      presented: string,
-      clientId: string,
-      successor: string,
-      retryWindowMs: number,
-      at: number,
-    ): RotateRefreshTokenResult => {
-      const row = sql.findToken.get(presented, at) as Row | undefined;
-      if (!row || row.client_id !== clientId) return { status: 'invalid' };
-      const grantRow = sql.findGrant.get(row.grant_id, at) as Row | undefined;
-      if (!grantRow || grantRow.revoked_at !== null) return { status: 'invalid' };
-      const grantId = grantRow.grant_id as string;
-      const decision = decideRotation(row, grantRow, at, retryWindowMs);
-      if (decision === 'reuse') {
-        revokeGrantNow(grantId, at);
-        return { status: 'reused', grantId };
-      }
-      // The first of several successors to be used becomes the latest; the others go stale with it.
-      if (decision === 'first-use') sql.markLatest.run(presented, at, at, grantId);
-      else sql.markUsed.run(at, grantId);
-      const expiresAt = grantRow.expires_at as number;
-      sql.insertToken.run(successor, grantId, clientId, presented, at, expiresAt);
-      return {
-        status: 'rotated',
-        grant: { ...toGrant(grantRow), lastUsedAt: at },
-        successorExpiresAt: expiresAt,
-      };
-    },
-  );
-
-  const saveToken = db.transaction((tokenHash: string, grantId: string, clientId: string, at: number) => {
-    const grant = sql.findGrant.get(grantId, at) as Row | undefined;
-    if (!grant) throw new Error(`saveRefreshToken: no unexpired grant ${grantId}.`);
-    sql.insertToken.run(tokenHash, grantId, clientId, null, at, grant.expires_at);
-    sql.markUsed.run(at, grantId);
+  const advance = db.transaction((input: AdvanceRefreshTokenInput, at: number): boolean => {
+    const { successor, latestUsed, expectedLatestUsed, grantId } = input;
+    const swapped = latestUsed
+      ? sql.moveLatest.run(
+          latestUsed.key,
+          latestUsed.usedAt,
+          successor.issuedAt,
+          grantId,
+          expectedLatestUsed,
+          at,
+        )
+      : sql.keepLatest.run(successor.issuedAt, grantId, expectedLatestUsed, at);
+    if (swapped.changes === 0) return false;
+    sql.insertToken.run(
+      successor.key,
+      successor.grantId,
+      successor.clientId,
+      successor.parentKey,
+      successor.issuedAt,
+      successor.expiresAt,
+    );
+    return true;
   });
 
   // Codes first; then expired grants, each with its refresh tokens (by key range, and the old-format ones by the
@@ -169,7 +150,8 @@ export function createSqliteStore(
     },
     findGrant: (grantId) => mapRow(sql.findGrantWithUse.get(grantId, now()), toGrant),
     isGrantActive: (grantId) => sql.grantActive.get(grantId, now()) !== undefined,
-    revokeGrant: (grantId) => db.transaction(() => revokeGrantNow(grantId, now())).immediate(),
+    // A grant's refresh tokens are revoked with it: every read of a token goes through its grant.
+    revokeGrant: (grantId) => sql.revokeGrant.run(now(), grantId).changes > 0,
     listActiveGrants: (userId) =>
       (sql.listGrants.all(userId, now()) as Row[]).map((row): GrantWithClient => ({
         ...toGrant(row),
@@ -192,13 +174,10 @@ export function createSqliteStore(
     },
     findAuthorizationCode: (codeHash) => mapRow(sql.findCode.get(codeHash, now()), toCode),
     consumeAuthorizationCode: (codeHash, firstRefreshToken) =>
-      consume.immediate(codeHash, now(), firstRefreshToken?.tokenHash),
+      consume.immediate(codeHash, now(), firstRefreshToken?.key),
 
-    saveRefreshToken: ({ tokenHash, grantId, clientId }) =>
-      saveToken.immediate(tokenHash, grantId, clientId, now()),
-    findRefreshToken: (tokenHash) => mapRow(sql.findTokenWithGrant.get(tokenHash, now()), toToken),
-    rotateRefreshToken: (input) =>
-      rotate.immediate(input.presentedHash, input.clientId, input.successorHash, input.retryWindowMs, now()),
+    findRefreshToken: (key) => mapRow(sql.findTokenWithGrant.get(key, now()), toRefreshLookup),
+    advanceRefreshToken: (input) => advance.immediate(input, now()),
 
     purgeExpired: (batchSize = 500) => purge.immediate(batchSize, now()),
   };

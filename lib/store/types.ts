@@ -1,8 +1,11 @@
 // The storage contract: the one seam through which the library reads and writes state.
 //
-// Every method may return a value or a promise and is always awaited, so a synchronous store (SQLite) and an
-// asynchronous one (PostgreSQL) fit the same contract. Every state change that must be atomic is one method.
-// Secrets (client secrets, authorization codes, refresh tokens) cross this seam only as SHA-256 hashes.
+// A store keeps records and offers storage primitives (find, insert, a test-and-set for codes, a compare-and-set for
+// refresh-token rotation, revoke); every protocol rule (PKCE, code replay, the rotation rule with its retry window
+// and reuse detection, scope narrowing) is decided by the library on top of them. Each method says what it must make
+// atomic. Every method may return a value or a promise and is always awaited, so a synchronous store (SQLite) and an
+// asynchronous one (PostgreSQL) fit the same contract. Secrets (client secrets, authorization codes, refresh
+// tokens) cross this seam only as SHA-256 hashes.
 import type { SecretHash } from '../crypto/secrets';
 
 /** A value, or a promise of it. */
@@ -83,42 +86,57 @@ export type ConsumeCodeResult =
   | { status: 'not_found' };
 
 /**
- * A refresh token, stored by hash. It expires and is revoked with its grant; whether it is still current is the
- * rotation's business (see rotateRefreshToken), not a field.
+ * The key a refresh token is stored under. The library issues refresh tokens as `<grant id>.<secret>` and keys them
+ * as `<grant id>.<SHA-256 of the whole token, base64url without padding>`; tokens issued before that format (SQLite
+ * schema version 4) are keyed by the bare base64url SHA-256. A store treats a key as an opaque string of at most 512
+ * characters and compares it only for equality. It may rely on a key starting with its grant's id and a dot to keep a
+ * grant's tokens together (the SQLite store does), but needs nothing but equality to be correct.
+ */
+export type RefreshTokenKey = string & { readonly __brand: 'RefreshTokenKey' };
+
+/**
+ * A refresh token, stored by key. A stored token never changes: whether it is still current is decided by the
+ * library from its grant's rotation pointer (see RefreshTokenLookup), and it is revoked and expires with its grant.
  */
 export interface RefreshTokenRecord {
-  tokenHash: SecretHash;
+  key: RefreshTokenKey;
   grantId: string;
   clientId: string;
   /** The token this one was issued in exchange for, or null for the first of a grant. */
-  parentHash: SecretHash | null;
+  parentKey: RefreshTokenKey | null;
   issuedAt: number;
+  /** Always its grant's expiresAt. */
   expiresAt: number;
-  /** When its grant was revoked, or null. */
-  revokedAt: number | null;
-}
-
-/** What the caller gives to rotate a refresh token. */
-export interface RotateRefreshTokenInput {
-  /** Hash of the token the client presented. */
-  presentedHash: SecretHash;
-  /** The authenticated client: a token issued to another client is treated as unknown and left untouched. */
-  clientId: string;
-  /** Hash of the new token to issue if the rotation succeeds. */
-  successorHash: SecretHash;
-  /** How long after its first use the presented token may be used again (lost responses, parallel refreshes). */
-  retryWindowMs: number;
 }
 
 /**
- * The outcome of a rotation. `rotated`: the successor is stored and expires with the grant. `reused`: a used or
- * superseded token was presented outside the retry window; the store has already revoked the whole grant.
- * `invalid`: unknown, expired, revoked, or issued to another client; nothing changed.
+ * A grant's rotation pointer: its refresh token that was most recently used for the first time, and when. The
+ * library's rotation rule (RFC 9700 §4.14.2) needs nothing else to tell a first use, a retry and a reuse apart.
  */
-export type RotateRefreshTokenResult =
-  | { status: 'rotated'; grant: GrantRecord; successorExpiresAt: number }
-  | { status: 'reused'; grantId: string }
-  | { status: 'invalid' };
+export interface RotationPointer {
+  key: RefreshTokenKey;
+  usedAt: number;
+}
+
+/** A refresh token read with its grant, as the rotation rule needs them: one consistent read. */
+export interface RefreshTokenLookup {
+  token: RefreshTokenRecord;
+  /** The token's grant as findGrant gives it, revoked or not. */
+  grant: GrantRecord;
+  /** The grant's rotation pointer, or null while none of its tokens has been used. */
+  latestUsed: RotationPointer | null;
+}
+
+/** What the library asks of advanceRefreshToken: a compare-and-set of the rotation pointer and one insert. */
+export interface AdvanceRefreshTokenInput {
+  grantId: string;
+  /** The pointer's key as the library read it (null: no token used yet); nothing happens unless it still is. */
+  expectedLatestUsed: RefreshTokenKey | null;
+  /** The pointer's new value (a first use), or absent to leave it as it is (a retry of the latest token). */
+  latestUsed?: RotationPointer;
+  /** The successor to insert. Its issuedAt is also the grant's new lastUsedAt. */
+  successor: RefreshTokenRecord;
+}
 
 /**
  * The storage contract. Records past their lifetime are never returned. The store owns the clock it compares
@@ -157,21 +175,31 @@ export interface OAuthStore {
   /** The unexpired code with this hash, used or not, without consuming it; undefined otherwise. */
   findAuthorizationCode(codeHash: SecretHash): MaybePromise<AuthorizationCodeRecord | undefined>;
   /**
-   * Atomically marks the code used. Only the first call gets `consumed`, with the code's grant if it is still active;
-   * every later one gets `replayed`. Given `firstRefreshToken`, the same transaction saves it under that active
-   * grant (expiring with it) and marks the grant used: one write for the whole code exchange.
+   * A test-and-set, atomic across connections and instances: marks the unexpired code used if it was not. Only the
+   * first call gets `consumed`, with the code's grant if it is still active; every later one gets `replayed`. Given
+   * `firstRefreshToken` and an active grant, the same atomic step inserts the grant's first refresh token (parentKey
+   * null, the code's clientId, issued now, expiring with the grant) and sets the grant's lastUsedAt to now: one
+   * write for the whole code exchange.
    */
   consumeAuthorizationCode(
     codeHash: SecretHash,
-    firstRefreshToken?: { tokenHash: SecretHash },
+    firstRefreshToken?: { key: RefreshTokenKey },
   ): MaybePromise<ConsumeCodeResult>;
 
-  /** Saves the first refresh token of a grant; it expires with the grant. Marks the grant used. */
-  saveRefreshToken(token: { tokenHash: SecretHash; grantId: string; clientId: string }): MaybePromise<void>;
-  /** The unexpired refresh token with this hash (used, superseded or revoked ones included), or undefined. */
-  findRefreshToken(tokenHash: SecretHash): MaybePromise<RefreshTokenRecord | undefined>;
-  /** Atomically exchanges a refresh token for a successor, detecting reuse (see RotateRefreshTokenResult). */
-  rotateRefreshToken(input: RotateRefreshTokenInput): MaybePromise<RotateRefreshTokenResult>;
+  /**
+   * The unexpired refresh token with this key and its grant (revoked or not) with the grant's rotation pointer, read
+   * together: the pointer must be at least as new as the token (a token and the pointer move that made it are
+   * written in one step, so reading both in one statement or transaction is enough). Undefined otherwise.
+   */
+  findRefreshToken(key: RefreshTokenKey): MaybePromise<RefreshTokenLookup | undefined>;
+  /**
+   * A compare-and-set, atomic across connections and instances: if the grant exists, is unexpired and not revoked,
+   * and its rotation pointer's key equals `expectedLatestUsed` (both null counts as equal), then set the pointer to
+   * `latestUsed` when given, set the grant's lastUsedAt to `successor.issuedAt`, insert `successor`, and return true.
+   * Otherwise change nothing and return false. Of several concurrent calls with the same expected key that move
+   * the pointer, at most one returns true.
+   */
+  advanceRefreshToken(input: AdvanceRefreshTokenInput): MaybePromise<boolean>;
 
   /**
    * Deletes up to `batchSize` expired codes, expired grants (each grant with its refresh tokens, which expire

@@ -1,8 +1,8 @@
 // Record builders for store tests: valid by default, overridable field by field.
 import { randomUUID } from 'node:crypto';
-import { issueRefreshToken } from '../crypto/refresh-token';
+import { issueRefreshToken, refreshTokenKey } from '../crypto/refresh-token';
 import { hashSecret, randomSecret, type SecretHash } from '../crypto/secrets';
-import type { AuthorizationCodeRecord, ClientRecord, GrantRecord } from '../store/types';
+import type { AuthorizationCodeRecord, ClientRecord, GrantRecord, RefreshTokenKey } from '../store/types';
 import { DAY, MINUTE } from './clock';
 
 export function clientRecord(overrides: Partial<ClientRecord> = {}): ClientRecord {
@@ -58,13 +58,19 @@ export function codeRecord(
   };
 }
 
-/** A fresh random refresh token and its hash. */
 /** A new refresh token of a grant, in the library's format, and its store key. */
-export function newRefreshToken(grantId: string): { plain: string; hash: SecretHash } {
+export function newRefreshToken(grantId: string): { plain: string; hash: RefreshTokenKey } {
   const { token, key } = issueRefreshToken(grantId);
   return { plain: token, hash: key };
 }
 
+/** A refresh token of the format of old (no grant id; stored under its bare hash), and its store key. */
+export function legacyRefreshToken(): { plain: string; hash: RefreshTokenKey } {
+  const plain = randomSecret();
+  return { plain, hash: refreshTokenKey(plain) };
+}
+
+/** A fresh random secret (a code, a client secret) and its hash. */
 export function newSecret(): { plain: string; hash: SecretHash } {
   const plain = randomSecret();
   return { plain, hash: hashSecret(plain) };

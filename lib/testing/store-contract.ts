@@ -2,14 +2,21 @@
 // as express-mcp-oauth/testing, so a store written outside this package (Redis, DynamoDB, MongoDB...) proves itself
 // with one call, under whatever test runner its author uses: the runner's describe and test are passed in, and
 // the checks are node:assert underneath.
-import { hashSecret, type SecretHash } from '../crypto/secrets';
-import type { GrantRecord, OAuthStore, RotateRefreshTokenResult } from '../store/types';
+import { hashSecret } from '../crypto/secrets';
+import type { GrantRecord, OAuthStore } from '../store/types';
 import { createFakeClock, DAY, MINUTE, SECOND, type FakeClock } from './clock';
+import {
+  firstToken,
+  grantWithToken,
+  newGrant as newGrantOf,
+  rotate,
+  type ContractEnv,
+  type ContractTest,
+} from './contract-env';
+import { describeRefreshTokenContract } from './contract-refresh-tokens';
 import { expect } from './expect';
 import { clientRecord, codeRecord, grantRecord, newRefreshToken, newSecret } from './fixtures';
 import type { StoreCall, StoreFactory, StoreHarness } from './harness';
-
-const RETRY_WINDOW = 60 * SECOND;
 
 /** What describeStoreContract needs: a name, a factory of fresh stores, and the test runner's describe and test. */
 export interface StoreContractOptions {
@@ -53,8 +60,10 @@ export function describeStoreContract({
     }
   };
   /** A case with a fresh store; `test.each` as in jest, with %s replaced by each case's first value. */
-  const test = Object.assign(
-    (title: string, body: () => Promise<void>) => runnerTest(title, () => fresh(body)),
+  const test: ContractTest = Object.assign(
+    (title: string, body: () => Promise<void>) => {
+      runnerTest(title, () => fresh(body));
+    },
     {
       each:
         <Case extends unknown[]>(cases: readonly Case[]) =>
@@ -65,37 +74,23 @@ export function describeStoreContract({
     },
   );
 
+  const env: ContractEnv = {
+    get store() {
+      return store;
+    },
+    get clock() {
+      return clock;
+    },
+    get harness() {
+      return harness;
+    },
+    describe,
+    test,
+    race,
+  };
+
   describe(`store contract: ${name}`, () => {
-    async function newGrant(overrides: Partial<GrantRecord> = {}): Promise<GrantRecord> {
-      const client = clientRecord();
-      await store.registerClient(client);
-      const grant = grantRecord(clock.now(), { clientId: client.clientId, ...overrides });
-      await store.createGrant(grant);
-      return grant;
-    }
-
-    // Tokens in the library's "<grant id>.<secret>" format; `legacy` gives one of the bare-hash format of old.
-    async function grantWithToken({ legacy = false } = {}) {
-      const grant = await newGrant();
-      const token = legacy ? newSecret() : newRefreshToken(grant.grantId);
-      await store.saveRefreshToken({
-        tokenHash: token.hash,
-        grantId: grant.grantId,
-        clientId: grant.clientId,
-      });
-      return { grant, token };
-    }
-
-    const rotate = (presented: { hash: SecretHash }, grant: GrantRecord, retryWindowMs = RETRY_WINDOW) => {
-      const successor = newRefreshToken(grant.grantId);
-      const result = store.rotateRefreshToken({
-        presentedHash: presented.hash,
-        clientId: grant.clientId,
-        successorHash: successor.hash,
-        retryWindowMs,
-      });
-      return Promise.resolve(result).then((outcome) => ({ outcome, successor }));
-    };
+    const newGrant = (overrides: Partial<GrantRecord> = {}) => newGrantOf(env, overrides);
 
     describe('clients', () => {
       test('a registered client is found by id with all its metadata', async () => {
@@ -258,14 +253,17 @@ export function describeStoreContract({
         const code = codeRecord(clock.now(), grant);
         await store.saveAuthorizationCode(code);
         const token = newRefreshToken(grant.grantId);
+        const key = token.hash;
         clock.advance(SECOND);
-        const outcome = await store.consumeAuthorizationCode(code.codeHash, { tokenHash: token.hash });
+        const outcome = await store.consumeAuthorizationCode(code.codeHash, { key });
         expect(outcome).toEqual({ status: 'consumed', code, grant: { ...grant, lastUsedAt: clock.now() } });
-        expect(await store.findRefreshToken(token.hash)).toMatchObject({
+        expect((await store.findRefreshToken(key))?.token).toEqual({
+          key,
           grantId: grant.grantId,
           clientId: grant.clientId,
+          parentKey: null,
+          issuedAt: clock.now(),
           expiresAt: grant.expiresAt,
-          parentHash: null,
         });
         // The grant reports when its first token was issued as its last use.
         expect((await store.findGrant(grant.grantId))?.lastUsedAt).toBe(clock.now());
@@ -276,13 +274,13 @@ export function describeStoreContract({
         const code = codeRecord(clock.now(), grant);
         await store.saveAuthorizationCode(code);
         await store.revokeGrant(grant.grantId);
-        const token = newSecret();
-        expect(await store.consumeAuthorizationCode(code.codeHash, { tokenHash: token.hash })).toEqual({
+        const key = newRefreshToken(grant.grantId).hash;
+        expect(await store.consumeAuthorizationCode(code.codeHash, { key })).toEqual({
           status: 'consumed',
           code,
           grant: undefined,
         });
-        expect(await store.findRefreshToken(token.hash)).toBeUndefined();
+        expect(await store.findRefreshToken(key)).toBeUndefined();
       });
 
       test('an unknown code is not found', async () => {
@@ -315,209 +313,22 @@ export function describeStoreContract({
       });
     });
 
-    describe('refresh tokens', () => {
-      test("a grant's last use follows every rotation and retry, the same wherever it is read", async () => {
-        const { grant, token } = await grantWithToken();
-        const lastUse = async () => [
-          (await store.findGrant(grant.grantId))?.lastUsedAt,
-          (await store.listActiveGrants(grant.userId)).find((listed) => listed.grantId === grant.grantId)
-            ?.lastUsedAt,
-        ];
-        expect(await lastUse()).toEqual([clock.now(), clock.now()]);
-        clock.advance(5 * SECOND);
-        const first = await rotate(token, grant);
-        expect((first.outcome as { grant: GrantRecord }).grant.lastUsedAt).toBe(clock.now());
-        expect(await lastUse()).toEqual([clock.now(), clock.now()]);
-        clock.advance(5 * SECOND);
-        // A retry of the same token (a lost response) is a use too.
-        const retry = await rotate(token, grant);
-        expect(retry.outcome.status).toBe('rotated');
-        expect((retry.outcome as { grant: GrantRecord }).grant.lastUsedAt).toBe(clock.now());
-        expect(await lastUse()).toEqual([clock.now(), clock.now()]);
-        clock.advance(5 * SECOND);
-        await rotate(first.successor, grant);
-        expect(await lastUse()).toEqual([clock.now(), clock.now()]);
-      });
-
-      test('the first token of a grant expires with the grant and marks it used', async () => {
-        const { grant, token } = await grantWithToken();
-        const record = await store.findRefreshToken(token.hash);
-        expect(record).toMatchObject({
-          grantId: grant.grantId,
-          expiresAt: grant.expiresAt,
-          parentHash: null,
-          revokedAt: null,
-        });
-        expect((await store.findGrant(grant.grantId))?.lastUsedAt).toBe(clock.now());
-      });
-
-      test.each<[string, boolean]>([
-        ['the current', false],
-        ['the old bare-hash', true],
-      ])(
-        'rotation of a token in %s format issues a working successor that expires with the grant',
-        async (_name, legacy) => {
-          const { grant, token } = await grantWithToken({ legacy });
-          const first = await rotate(token, grant);
-          expect(first.outcome).toMatchObject({ status: 'rotated', successorExpiresAt: grant.expiresAt });
-          expect((first.outcome as { grant: GrantRecord }).grant).toMatchObject({
-            grantId: grant.grantId,
-            scopes: grant.scopes,
-          });
-          expect(await store.findRefreshToken(first.successor.hash)).toMatchObject({
-            parentHash: token.hash,
-          });
-          expect((await rotate(first.successor, grant)).outcome.status).toBe('rotated');
-        },
-      );
-
-      test('a lost response: the used token works again within the retry window while its successor is unused', async () => {
-        const { grant, token } = await grantWithToken();
-        const lost = await rotate(token, grant);
-        clock.advance(RETRY_WINDOW - SECOND);
-        const retried = await rotate(token, grant);
-        expect(retried.outcome.status).toBe('rotated');
-        // Either successor may be the one the client kept; the first to be used invalidates the other.
-        expect((await rotate(retried.successor, grant)).outcome.status).toBe('rotated');
-        expect((await rotate(lost.successor, grant)).outcome.status).toBe('reused');
-        expect(await store.isGrantActive(grant.grantId)).toBe(false);
-      });
-
-      test('refresh reuse after the retry window revokes the whole grant', async () => {
-        const { grant, token } = await grantWithToken();
-        const next = await rotate(token, grant);
-        clock.advance(RETRY_WINDOW + SECOND);
-        expect((await rotate(token, grant)).outcome).toEqual({ status: 'reused', grantId: grant.grantId });
-        expect(await store.isGrantActive(grant.grantId)).toBe(false);
-        expect((await store.findRefreshToken(next.successor.hash))?.revokedAt).toBe(clock.now());
-        expect((await rotate(next.successor, grant)).outcome.status).toBe('invalid');
-      });
-
-      test('a token from several rotations back revokes the grant, however long the chain', async () => {
-        const { grant, token } = await grantWithToken();
-        let current = token;
-        for (let i = 0; i < 4; i += 1) current = (await rotate(current, grant)).successor;
-        const old = (await rotate(token, grant)).outcome;
-        expect(old).toEqual({ status: 'reused', grantId: grant.grantId });
-        expect((await rotate(current, grant)).outcome.status).toBe('invalid');
-      });
-
-      test('a first token of the grant saved beside the one already used is stale once that one is used', async () => {
-        const { grant, token } = await grantWithToken();
-        const other = newSecret();
-        await store.saveRefreshToken({
-          tokenHash: other.hash,
-          grantId: grant.grantId,
-          clientId: grant.clientId,
-        });
-        await rotate(token, grant);
-        expect((await rotate(other, grant)).outcome.status).toBe('reused');
-      });
-
-      test('refresh reuse after the successor was used revokes the grant, even within the window', async () => {
-        const { grant, token } = await grantWithToken();
-        const next = await rotate(token, grant);
-        await rotate(next.successor, grant);
-        expect((await rotate(token, grant)).outcome.status).toBe('reused');
-        expect(await store.isGrantActive(grant.grantId)).toBe(false);
-      });
-
-      test('with a retry window of 0 a token is strictly single-use', async () => {
-        const { grant, token } = await grantWithToken();
-        await rotate(token, grant, 0);
-        clock.advance(1);
-        expect((await rotate(token, grant, 0)).outcome.status).toBe('reused');
-      });
-
-      const invalidCases: Array<
-        [string, (ctx: Awaited<ReturnType<typeof grantWithToken>>) => Promise<unknown>]
-      > = [
-        ['an unknown token', async (ctx) => Object.assign(ctx, { token: newSecret() })],
-        ['an expired token', async () => clock.advance(31 * DAY)],
-        ['a token of a revoked grant', async (ctx) => store.revokeGrant(ctx.grant.grantId)],
-        [
-          'a token issued to another client',
-          async (ctx) => Object.assign(ctx, { grant: { ...ctx.grant, clientId: 'other' } }),
-        ],
-      ];
-      test.each(invalidCases)('%s is invalid and changes nothing', async (_name, arrange) => {
-        const ctx = await grantWithToken();
-        const original = { ...ctx };
-        await arrange(ctx);
-        expect((await rotate(ctx.token, ctx.grant)).outcome).toEqual({ status: 'invalid' });
-        // Nothing was used up: where the original token is still good, it still rotates for its own client.
-        if (await store.isGrantActive(original.grant.grantId)) {
-          expect((await rotate(original.token, original.grant)).outcome.status).toBe('rotated');
-        }
-      });
-
-      test('an expired token is invisible', async () => {
-        const { token } = await grantWithToken();
-        clock.advance(30 * DAY);
-        expect(await store.findRefreshToken(token.hash)).toBeUndefined();
-      });
-
-      test('revoking a grant revokes its whole token family', async () => {
-        const { grant, token } = await grantWithToken();
-        const next = await rotate(token, grant);
-        await store.revokeGrant(grant.grantId);
-        expect((await store.findRefreshToken(token.hash))?.revokedAt).toBe(clock.now());
-        expect((await store.findRefreshToken(next.successor.hash))?.revokedAt).toBe(clock.now());
-      });
-
-      test('concurrent rotations never leave two successors that both work once one is used', async () => {
-        const { grant, token } = await grantWithToken();
-        const successors = Array.from({ length: 20 }, () => newSecret());
-        const results = (await race(
-          successors.map((successor) => ({
-            method: 'rotateRefreshToken' as const,
-            args: [
-              {
-                presentedHash: token.hash,
-                clientId: grant.clientId,
-                successorHash: successor.hash,
-                retryWindowMs: RETRY_WINDOW,
-              },
-            ],
-          })),
-        )) as RotateRefreshTokenResult[];
-        const issued = successors.filter((_, index) => results[index]!.status === 'rotated');
-        expect(issued.length).toBeGreaterThanOrEqual(1);
-        // Now race every issued successor: at most one may succeed.
-        const uses = (await race(
-          issued.map((successor) => ({
-            method: 'rotateRefreshToken' as const,
-            args: [
-              {
-                presentedHash: successor.hash,
-                clientId: grant.clientId,
-                successorHash: newSecret().hash,
-                retryWindowMs: RETRY_WINDOW,
-              },
-            ],
-          })),
-        )) as RotateRefreshTokenResult[];
-        expect(uses.filter((use) => use.status === 'rotated').length).toBeLessThanOrEqual(1);
-        for (const successor of issued) {
-          expect((await rotate(successor, grant)).outcome.status).not.toBe('rotated');
-        }
-      });
-    });
+    describeRefreshTokenContract(env);
 
     describe('purge', () => {
       test('expired rows go in bounded batches; live rows stay', async () => {
         const short = Array.from({ length: 3 }, () => ({ expiresAt: clock.now() + MINUTE }));
         const expiring = await Promise.all(short.map((overrides) => newGrant(overrides)));
         for (const [index, grant] of expiring.entries()) {
-          await store.saveAuthorizationCode(codeRecord(clock.now(), grant, { expiresAt: grant.expiresAt }));
-          // Refresh tokens of both formats, and a successor: all go with their grant.
-          const first = index === 0 ? newSecret() : newRefreshToken(grant.grantId);
-          const save = { tokenHash: first.hash, grantId: grant.grantId, clientId: grant.clientId };
-          await store.saveRefreshToken(save);
-          await rotate(first, grant);
+          // Refresh tokens of both formats, and a successor: all go with their grant, and so does the code.
+          const first = await firstToken(env, grant, {
+            legacy: index === 0,
+            code: { expiresAt: grant.expiresAt },
+          });
+          await rotate(env, first, grant);
         }
-        const live = await grantWithToken();
-        const next = await rotate(live.token, live.grant);
+        const live = await grantWithToken(env);
+        const next = await rotate(env, live.token, live.grant);
         const rows = harness.refreshTokenRows ? () => harness.refreshTokenRows!() : undefined;
         if (rows) expect(await rows()).toBe(3 * 2 + 2);
         clock.advance(MINUTE);
@@ -530,7 +341,7 @@ export function describeStoreContract({
         expect(total).toBeLessThanOrEqual(6);
         expect(await store.findGrant(live.grant.grantId)).toBeDefined();
         expect(await store.findRefreshToken(live.token.hash)).toBeDefined();
-        expect(await store.findRefreshToken(next.successor.hash)).toBeDefined();
+        expect(await store.findRefreshToken(next.successor!.hash)).toBeDefined();
         if (rows) expect(await rows()).toBe(2);
       });
     });
@@ -540,23 +351,11 @@ export function describeStoreContract({
       const grant = await newGrant();
       await store.registerClient(clientRecord({ clientSecretHash: secret.hash }));
       const code = newSecret();
-      await store.saveAuthorizationCode(codeRecord(clock.now(), grant, { codeHash: code.hash }));
-      const token = newSecret();
-      await store.saveRefreshToken({
-        tokenHash: token.hash,
-        grantId: grant.grantId,
-        clientId: grant.clientId,
-      });
-      const successor = newSecret();
-      await store.rotateRefreshToken({
-        presentedHash: token.hash,
-        clientId: grant.clientId,
-        successorHash: successor.hash,
-        retryWindowMs: 0,
-      });
+      const token = await firstToken(env, grant, { code: { codeHash: code.hash } });
+      const { successor } = await rotate(env, token, grant, 0);
       if (!harness.persistedBytes) return; // the store cannot show its bytes: nothing to scan
       const bytes = (await harness.persistedBytes()).toString('latin1');
-      for (const value of [secret, code, token, successor]) {
+      for (const value of [secret, code, token, successor!]) {
         expect(bytes).toContain(value.hash); // the scan reads what the store wrote ...
         expect(bytes).not.toContain(value.plain); // ... and the secret itself is not there
       }

@@ -1,14 +1,17 @@
 // A grant's rotation history as schema version 3 recorded it (tokens marked used and superseded), and what the
 // store must make of it after migrating to version 4 (the grant's latest-token pointer): the same decisions.
-import { hashSecret, randomSecret, type SecretHash } from '../../lib/crypto/secrets';
-import type { OAuthStore } from '../../lib/store/types';
+import { refreshTokenKey } from '../../lib/crypto/refresh-token';
+import { randomSecret } from '../../lib/crypto/secrets';
+import { rotateRefreshToken } from '../../lib/grants/rotation';
+import type { OAuthStore, RefreshTokenKey } from '../../lib/store/types';
 import { DAY, SECOND, type FakeClock } from './clock';
 
 const RETRY_WINDOW = 60 * SECOND;
 
-function token(): { value: string; hash: SecretHash } {
+// Version-3 tokens had no grant id in front: their keys are bare hashes.
+function token(): { value: string; hash: RefreshTokenKey } {
   const value = randomSecret();
-  return { value, hash: hashSecret(value) };
+  return { value, hash: refreshTokenKey(value) };
 }
 
 /** The rows to insert into a version-3 database, as [sql with ? placeholders, values]. */
@@ -27,9 +30,9 @@ export function v3History(now: number) {
     [id, now - 2 * DAY, now + 28 * DAY, revokedAt],
   ];
   const refresh = (
-    { hash }: { hash: SecretHash },
+    { hash }: { hash: RefreshTokenKey },
     grantId: string,
-    parent: { hash: SecretHash } | null,
+    parent: { hash: RefreshTokenKey } | null,
     issuedAt: number,
     usedAt: number | null,
     supersededAt: number | null = null,
@@ -67,21 +70,21 @@ export async function expectV3HistoryMigrated(
   clock: FakeClock,
   tokens: ReturnType<typeof v3History>['tokens'],
 ): Promise<void> {
-  const rotate = (presented: { hash: SecretHash }) =>
-    Promise.resolve(
-      store.rotateRefreshToken({
-        presentedHash: presented.hash,
+  const rotate = async (presented: { hash: RefreshTokenKey }) =>
+    (
+      await rotateRefreshToken(store, {
+        presentedKey: presented.hash,
         clientId: 'c',
-        successorHash: token().hash,
         retryWindowMs: RETRY_WINDOW,
-      }),
-    ).then((outcome) => outcome.status);
+        now: clock.now(),
+      })
+    ).status;
   const now = clock.now();
-  expect(await store.findRefreshToken(tokens.revoked.hash)).toMatchObject({ revokedAt: now - DAY });
+  expect((await store.findRefreshToken(tokens.revoked.hash))?.grant.revokedAt).toBe(now - DAY);
   expect(await store.findRefreshToken(tokens.used.hash)).toMatchObject({
-    grantId: 'g-chain',
-    parentHash: tokens.first.hash,
-    revokedAt: null,
+    token: { grantId: 'g-chain', parentKey: tokens.first.hash },
+    grant: { revokedAt: null },
+    latestUsed: { key: tokens.used.hash, usedAt: now - 10 * SECOND },
   });
   expect((await store.findGrant('g-chain'))?.lastUsedAt).toBe(now - 10 * SECOND);
   expect(await rotate(tokens.revoked)).toBe('invalid');

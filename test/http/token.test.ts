@@ -3,6 +3,8 @@ import request from 'supertest';
 import jwt from 'jsonwebtoken';
 import { refreshTokenKey } from '../../lib/crypto/refresh-token';
 import { hashSecret, randomSecret } from '../../lib/crypto/secrets';
+import type { RefreshTokenKey } from '../../lib/store/types';
+import { codeRecord } from '../../lib/testing/fixtures';
 import {
   authorizeInBrowser,
   createTestServer,
@@ -316,14 +318,22 @@ describe('refresh_token grant', () => {
     expect(jwt.decode(res.body.access_token)).toMatchObject({ grant_id: grantId });
     expect(secret).toMatch(/^[A-Za-z0-9_-]{43}$/);
     expect(await server.store.findRefreshToken(refreshTokenKey(res.body.refresh_token))).toBeDefined();
-    expect(await server.store.findRefreshToken(hashSecret(res.body.refresh_token))).toBeUndefined();
+    expect(
+      await server.store.findRefreshToken(hashSecret(res.body.refresh_token) as string as RefreshTokenKey),
+    ).toBeUndefined();
   });
 
   test('a refresh token of the old format (a bare secret) still rotates, into one of the new format', async () => {
     const { client, tokens } = await obtainTokens(server);
     const grantId = (jwt.decode(tokens.access_token) as { grant_id: string }).grant_id;
+    // Tokens of the old format were stored under their bare hash; one is planted as the first token of a code.
     const old = randomSecret();
-    await server.store.saveRefreshToken({ tokenHash: hashSecret(old), grantId, clientId: client.client_id });
+    const grant = (await server.store.findGrant(grantId))!;
+    const code = codeRecord(Date.now(), grant, { clientId: client.client_id });
+    await server.store.saveAuthorizationCode(code);
+    await server.store.consumeAuthorizationCode(code.codeHash, {
+      key: hashSecret(old) as string as RefreshTokenKey,
+    });
     const res = await refresh(client, old);
     expect(res.status).toBe(200);
     expect(res.body.refresh_token.startsWith(`${grantId}.`)).toBe(true);

@@ -79,12 +79,4 @@ describe('createSqliteStore', () => {
   test('refuses something that is neither a path nor a Database', () => {
     expect(() => createSqliteStore(42 as never)).toThrow(/pass a file path or a better-sqlite3 Database/);
   });
-
-  test('refuses a refresh token for a grant that does not exist', () => {
-    const store = createSqliteStore(join(dir, 'f.db'));
-    expect(() => store.saveRefreshToken({ tokenHash: 'h' as never, grantId: 'none', clientId: 'c' })).toThrow(
-      /no unexpired grant/,
-    );
-    store.close();
-  });
 });

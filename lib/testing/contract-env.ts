@@ -1,0 +1,91 @@
+// What the store contract's sections share: the store and clock of the running case, and the helpers that set
+// records up through the store's own methods.
+import { rotateRefreshToken } from '../grants/rotation';
+import type { AuthorizationCodeRecord, GrantRecord, OAuthStore, RefreshTokenKey } from '../store/types';
+import { SECOND, type FakeClock } from './clock';
+import { clientRecord, codeRecord, grantRecord, legacyRefreshToken, newRefreshToken } from './fixtures';
+import type { StoreCall, StoreHarness } from './harness';
+
+export const RETRY_WINDOW = 60 * SECOND;
+
+/** A refresh token as a test holds it: the token and its store key. */
+export interface HeldToken {
+  plain: string;
+  hash: RefreshTokenKey;
+}
+
+/** A registered case: a title and a body run on a fresh store; `each` as in jest, with %s the case's first value. */
+export interface ContractTest {
+  (title: string, body: () => Promise<void>): void;
+  each<Case extends unknown[]>(
+    cases: readonly Case[],
+  ): (title: string, body: (...args: Case) => Promise<void>) => void;
+}
+
+/** The running case's store, clock and harness (read them inside a test body), and the runner's functions. */
+export interface ContractEnv {
+  readonly store: OAuthStore;
+  readonly clock: FakeClock;
+  readonly harness: StoreHarness;
+  describe: (title: string, body: () => void) => unknown;
+  test: ContractTest;
+  /** The calls at once, over several connections when the harness can. */
+  race(calls: StoreCall[]): Promise<unknown[]>;
+}
+
+/** A registered client and a new grant of it. */
+export async function newGrant(env: ContractEnv, overrides: Partial<GrantRecord> = {}): Promise<GrantRecord> {
+  const client = clientRecord();
+  await env.store.registerClient(client);
+  const grant = grantRecord(env.clock.now(), { clientId: client.clientId, ...overrides });
+  await env.store.createGrant(grant);
+  return grant;
+}
+
+/**
+ * Gives a grant a first refresh token the way the library does: a code of the grant (`code` overrides its fields)
+ * consumed with it. `legacy` gives a token of the bare-hash format of old.
+ */
+export async function firstToken(
+  env: ContractEnv,
+  grant: GrantRecord,
+  {
+    legacy = false,
+    code: overrides = {},
+  }: { legacy?: boolean; code?: Partial<AuthorizationCodeRecord> } = {},
+): Promise<HeldToken> {
+  const token = legacy ? legacyRefreshToken() : newRefreshToken(grant.grantId);
+  const code = codeRecord(env.clock.now(), grant, overrides);
+  await env.store.saveAuthorizationCode(code);
+  const outcome = await env.store.consumeAuthorizationCode(code.codeHash, { key: token.hash });
+  if (outcome.status !== 'consumed' || !outcome.grant) {
+    throw new Error(`store contract: a fresh code of an active grant was not consumed (${outcome.status}).`);
+  }
+  return token;
+}
+
+/** A new grant with its first refresh token. */
+export async function grantWithToken(env: ContractEnv, options: { legacy?: boolean } = {}) {
+  const grant = await newGrant(env);
+  return { grant, token: await firstToken(env, grant, options) };
+}
+
+/** The library's rotation rule on the store under test, at the fake clock's time. */
+export async function rotate(
+  env: ContractEnv,
+  presented: { hash: RefreshTokenKey },
+  grant: Pick<GrantRecord, 'clientId'>,
+  retryWindowMs = RETRY_WINDOW,
+) {
+  const outcome = await rotateRefreshToken(env.store, {
+    presentedKey: presented.hash,
+    clientId: grant.clientId,
+    retryWindowMs,
+    now: env.clock.now(),
+  });
+  const successor: HeldToken | undefined =
+    outcome.status === 'rotated'
+      ? { plain: outcome.successor.token, hash: outcome.successor.key }
+      : undefined;
+  return { outcome, successor };
+}
