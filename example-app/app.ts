@@ -72,6 +72,7 @@ export async function createExampleApp(
     lifetimes: config.accessTokenTtl ? { accessToken: config.accessTokenTtl } : {},
     authenticateUser: (email, password) => authenticateUser(db, email, password),
     clientMetadataDocuments: { ...extras.clientMetadataDocuments, allowLoopback: config.cimdAllowLoopback },
+    resourceServers: Object.fromEntries(config.resourceServerClients.map((id) => [id, [resource]])),
   });
 
   const app = express();

@@ -27,6 +27,8 @@ export interface AppConfig {
   purgeIntervalMs: number;
   /** SECRET_KEY: the key (base64, 32 bytes or more) that encrypts the secrets kept in the database. */
   secretKey: string | undefined;
+  /** RESOURCE_SERVER_CLIENTS: confidential clients that may introspect every access token of /mcp. */
+  resourceServerClients: string[];
 }
 
 export class ConfigError extends Error {
@@ -90,8 +92,13 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   const purgeSeconds = env.PURGE_INTERVAL_SECONDS ? Number(env.PURGE_INTERVAL_SECONDS) : 600;
   if (!Number.isInteger(purgeSeconds) || purgeSeconds < 1 || purgeSeconds > 86_400)
     throw new ConfigError('PURGE_INTERVAL_SECONDS must be a whole number of seconds from 1 to 86400.');
+  const resourceServerClients = (env.RESOURCE_SERVER_CLIENTS ?? '')
+    .split(',')
+    .map((id) => id.trim())
+    .filter(Boolean);
   return {
     port,
+    resourceServerClients,
     secretKey: env.SECRET_KEY || undefined,
     purgeIntervalMs: purgeSeconds * 1000,
     cimdAllowLoopback: cimd === '1',

@@ -96,6 +96,12 @@ export interface OAuthRouterOptions {
    * Default: none; a trusted client's errors go back to it directly.
    */
   trustedClients?: readonly string[] | ((clientId: string) => boolean);
+  /**
+   * Confidential clients that are resource servers (another service, an API gateway), each with the resources whose
+   * access tokens it may introspect (RFC 7662), e.g. `{ 'gateway-client-id': ['https://api.example.com/mcp'] }`.
+   * Every other authenticated client introspects only tokens issued to itself. Default: none.
+   */
+  resourceServers?: Readonly<Record<string, readonly string[]>>;
 }
 
 /** The absolute URL of each endpoint, as the metadata publishes them. */
@@ -104,6 +110,7 @@ export interface OAuthEndpoints {
   token: string;
   registration: string;
   revocation: string;
+  introspection: string;
   jwks: string;
 }
 
@@ -133,6 +140,8 @@ export interface OAuthConfig {
   cache: Required<BearerCacheOptions>;
   clientDocuments: ClientDocumentConfig;
   isTrustedClient: (clientId: string) => boolean;
+  /** Resource-server clients and the resources whose access tokens each may introspect. */
+  resourceServers: ReadonlyMap<string, ReadonlySet<string>>;
 }
 
 export type { RateLimitOptions, Store as RateLimitStore };
@@ -262,6 +271,7 @@ export function parseOptions(options: OAuthRouterOptions): OAuthConfig {
       token: issuer + paths.token,
       registration: issuer + paths.registration,
       revocation: issuer + paths.revocation,
+      introspection: issuer + paths.introspection,
       jwks: issuer + paths.jwks,
     },
     resources,
@@ -282,6 +292,7 @@ export function parseOptions(options: OAuthRouterOptions): OAuthConfig {
     cache,
     clientDocuments: parseClientDocumentOptions(options.clientMetadataDocuments, fail),
     isTrustedClient: parseTrustedClients(options.trustedClients),
+    resourceServers: parseResourceServers(options.resourceServers, resources),
   };
 }
 
@@ -292,4 +303,28 @@ function parseTrustedClients(given: OAuthRouterOptions['trustedClients']): (clie
     fail('trustedClients must be an array of client ids or a function (clientId) => boolean.');
   const trusted = new Set(given);
   return (clientId) => trusted.has(clientId);
+}
+
+function parseResourceServers(
+  given: OAuthRouterOptions['resourceServers'],
+  resources: readonly string[],
+): ReadonlyMap<string, ReadonlySet<string>> {
+  if (given === undefined) return new Map();
+  if (!given || typeof given !== 'object' || Array.isArray(given))
+    fail(
+      "resourceServers must map client ids to resources, e.g. { 'gateway': ['https://api.example.com/mcp'] }.",
+    );
+  const servers = new Map<string, ReadonlySet<string>>();
+  for (const [clientId, audiences] of Object.entries(given)) {
+    if (!Array.isArray(audiences) || audiences.length === 0)
+      fail(`resourceServers["${clientId}"] must list the resources whose tokens it may introspect.`);
+    const known = audiences.map((resource) => (typeof resource === 'string' ? stripSlash(resource) : ''));
+    const unknown = known.find((resource) => !resources.includes(resource));
+    if (unknown !== undefined)
+      fail(
+        `resourceServers["${clientId}"] names "${unknown}", which is not one of resources (${resources.join(', ')}).`,
+      );
+    servers.set(clientId, new Set(known));
+  }
+  return servers;
 }

@@ -11,6 +11,8 @@ export interface EndpointPaths {
   registration: string;
   /** Token revocation (RFC 7009). */
   revocation: string;
+  /** Token introspection (RFC 7662), for confidential clients such as other resource servers. */
+  introspection: string;
   /** The public keys (RFC 7517 JWK Set). */
   jwks: string;
 }
@@ -20,6 +22,7 @@ export const DEFAULT_PATHS: Readonly<EndpointPaths> = Object.freeze({
   token: '/v1/oauth/token',
   registration: '/v1/oauth/register',
   revocation: '/v1/oauth/revoke',
+  introspection: '/v1/oauth/introspect',
   jwks: '/v1/oauth/jwks',
 });
 

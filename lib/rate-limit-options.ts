@@ -39,12 +39,24 @@ export interface RateLimitOptions {
   token?: LimitOptions | false;
   /** The revocation endpoint. Default 60 per 15 minutes per IP. */
   revoke?: LimitOptions | false;
+  /**
+   * The introspection endpoint. Default 3,000 per 15 minutes per IP: a resource server may ask about every request
+   * it serves; raise it (or cache answers for a few seconds) for one that serves more.
+   */
+  introspect?: LimitOptions | false;
   /** Makes the store of one limit, so that several instances share counts (e.g. rate-limit-redis). */
   store?: (name: RateLimitName) => Store;
 }
 
 export type RateLimitName =
-  'register' | 'authorize' | 'signIn' | 'signInPerAccount' | 'signInSlowdown' | 'token' | 'revoke';
+  | 'register'
+  | 'authorize'
+  | 'signIn'
+  | 'signInPerAccount'
+  | 'signInSlowdown'
+  | 'token'
+  | 'revoke'
+  | 'introspect';
 
 type LimitName = Exclude<RateLimitName, 'signInSlowdown'>;
 
@@ -62,6 +74,7 @@ const DEFAULTS: Record<LimitName, number> = {
   signInPerAccount: 5,
   token: 300,
   revoke: 60,
+  introspect: 3000,
 };
 
 export function parseRateLimits(

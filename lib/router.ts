@@ -13,6 +13,7 @@ import {
   protectedResourceMetadataHandler,
 } from './handlers/metadata';
 import { registerHandler } from './handlers/register';
+import { introspectHandler } from './handlers/introspect';
 import { revokeHandler } from './handlers/revoke';
 import { tokenHandler } from './handlers/token';
 import { allowMethods } from './middleware/allowed-methods';
@@ -208,6 +209,11 @@ export function createOAuthRouter(
     .route(paths.revocation)
     .all(openCors(['POST']))
     .post(limits.revoke, formOrJson, plainText, revokeHandler(ctx))
+    .all(allowMethods(['POST']));
+  // Server to server: no CORS, so no browser page can ask.
+  router
+    .route(paths.introspection)
+    .post(limits.introspect, formOrJson, plainText, introspectHandler(ctx))
     .all(allowMethods(['POST']));
   router.use(errorHandler);
 

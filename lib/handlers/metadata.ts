@@ -27,6 +27,7 @@ export function authorizationServerMetadataHandler({ config }: OAuthContext): Re
       token_endpoint: endpoints.token,
       registration_endpoint: endpoints.registration,
       revocation_endpoint: endpoints.revocation,
+      introspection_endpoint: endpoints.introspection,
       jwks_uri: endpoints.jwks,
       scopes_supported: Object.keys(config.scopes),
       response_types_supported: ['code'],
@@ -37,6 +38,9 @@ export function authorizationServerMetadataHandler({ config }: OAuthContext): Re
       token_endpoint_auth_signing_alg_values_supported: signingAlgorithms,
       revocation_endpoint_auth_methods_supported: authMethods,
       revocation_endpoint_auth_signing_alg_values_supported: signingAlgorithms,
+      // RFC 7662 §2.1: introspection callers must authenticate, so "none" is not offered.
+      introspection_endpoint_auth_methods_supported: authMethods.filter((method) => method !== 'none'),
+      introspection_endpoint_auth_signing_alg_values_supported: signingAlgorithms,
       authorization_response_iss_parameter_supported: true,
       // draft-ietf-oauth-client-id-metadata-document §6: an https URL may be sent as client_id.
       ...(config.clientDocuments.enabled ? { client_id_metadata_document_supported: true } : {}),

@@ -53,7 +53,15 @@ export function createRateLimiters(config: OAuthConfig): RateLimiters {
   const settings = config.rateLimits;
   const tooMany: RequestHandler = (_req, _res, next) =>
     next(new OAuthError('too_many_requests', 'Too many requests; wait a while and try again.'));
-  for (const name of ['register', 'authorize', 'signIn', 'signInPerAccount', 'token', 'revoke'] as const) {
+  for (const name of [
+    'register',
+    'authorize',
+    'signIn',
+    'signInPerAccount',
+    'token',
+    'revoke',
+    'introspect',
+  ] as const) {
     const setting = settings ? settings.limits[name] : false;
     if (!settings || !setting) {
       limiters[name] = passThrough;

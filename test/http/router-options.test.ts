@@ -35,6 +35,7 @@ test('defaults: /mcp as the resource, the spec’s lifetimes and paths; the host
       token: 'https://api.example.com/v1/oauth/token',
       registration: 'https://api.example.com/v1/oauth/register',
       revocation: 'https://api.example.com/v1/oauth/revoke',
+      introspection: 'https://api.example.com/v1/oauth/introspect',
       jwks: 'https://api.example.com/v1/oauth/jwks',
     },
   });
@@ -177,6 +178,17 @@ test.each<[string, Partial<OAuthRouterOptions> | null, RegExp]>([
   ],
   ['a CA that is not PEM', { clientMetadataDocuments: { ca: 'not a certificate' } }, /PEM certificates/],
   ['trusted clients that are not ids', { trustedClients: [1] as never }, /trustedClients must be an array/],
+  [
+    'resource servers as a list',
+    { resourceServers: ['gateway'] as never },
+    /resourceServers must map client ids/,
+  ],
+  ['a resource server with no resource', { resourceServers: { gateway: [] } }, /must list the resources/],
+  [
+    'a resource server of a resource this server does not protect',
+    { resourceServers: { gateway: ['https://elsewhere.example/mcp'] } },
+    /names "https:\/\/elsewhere.example\/mcp", which is not one of resources/,
+  ],
 ])('refuses %s', (_name, options, message) => {
   expect(() =>
     createOAuthRouter(store, signer, options === null ? (undefined as never) : { ...base, ...options }),
@@ -241,6 +253,7 @@ describe('rate limits on the JSON endpoints', () => {
     try {
       expect(names.sort()).toEqual([
         'authorize',
+        'introspect',
         'register',
         'revoke',
         'signIn',

@@ -1,0 +1,58 @@
+// What a presented token is, for revocation (RFC 7009) and introspection (RFC 7662): an access token is read by its
+// signature (for any configured resource), a refresh token by its store key. Neither lookup changes anything.
+import type { OAuthContext } from '../context';
+import { refreshTokenKey } from '../crypto/refresh-token';
+import type { AccessTokenClaims } from '../crypto/signer';
+import { isOAuthError } from '../errors';
+import type { RefreshTokenLookup } from '../store/types';
+
+/** A token the server issued, as the lookups find it. */
+export type FoundToken =
+  { kind: 'access_token'; claims: AccessTokenClaims } | { kind: 'refresh_token'; found: RefreshTokenLookup };
+
+type Lookup = (ctx: OAuthContext, token: string) => Promise<FoundToken | undefined>;
+
+const findAccessToken: Lookup = async ({ signer, config }, token) => {
+  if (token.split('.').length !== 3) return undefined;
+  for (const audience of config.resources) {
+    try {
+      return {
+        kind: 'access_token',
+        claims: signer.verifyAccessToken(token, { issuer: config.issuer, audience }),
+      };
+    } catch (error) {
+      if (!isOAuthError(error)) throw error;
+    }
+  }
+  return undefined;
+};
+
+const findRefreshToken: Lookup = async ({ store }, token) => {
+  const found = await store.findRefreshToken(refreshTokenKey(token));
+  return found && { kind: 'refresh_token', found };
+};
+
+/**
+ * The token, tried as the kind its hint names first (RFC 7009 §2.1, RFC 7662 §2.1: the hint only orders the
+ * lookups; an unknown hint is ignored). Undefined for anything unknown, expired, malformed or not signed by us.
+ */
+export async function findToken(
+  ctx: OAuthContext,
+  token: string,
+  hint: string | undefined,
+): Promise<FoundToken | undefined> {
+  const lookups =
+    hint === 'access_token' ? [findAccessToken, findRefreshToken] : [findRefreshToken, findAccessToken];
+  for (const lookup of lookups) {
+    const found = await lookup(ctx, token);
+    if (found) return found;
+  }
+  return undefined;
+}
+
+/** The grant and the client of a found token. */
+export function ownerOf(token: FoundToken): { grantId: string; clientId: string } {
+  return token.kind === 'access_token'
+    ? { grantId: token.claims.grant_id, clientId: token.claims.client_id }
+    : { grantId: token.found.token.grantId, clientId: token.found.token.clientId };
+}
