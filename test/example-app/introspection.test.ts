@@ -37,7 +37,9 @@ const introspect = (token: string, authorization?: string) =>
 const basic = (id: string, secret: string) => `Basic ${Buffer.from(`${id}:${secret}`).toString('base64')}`;
 
 test('the metadata advertises it', async () => {
-  const metadata = await (await fetch(`${app.baseUrl}/.well-known/oauth-authorization-server`)).json();
+  const metadata = (await (
+    await fetch(`${app.baseUrl}/.well-known/oauth-authorization-server`)
+  ).json()) as Record<string, string>;
   expect(metadata.introspection_endpoint).toBe(`${app.baseUrl}/v1/oauth/introspect`);
 });
 
@@ -50,19 +52,19 @@ test('a gateway named in RESOURCE_SERVER_CLIENTS sees any access token of /mcp',
 });
 
 test('a confidential client not named there sees only its own tokens; no credentials is 401', async () => {
-  const registered = await (
+  const registered = (await (
     await fetch(`${app.baseUrl}/v1/oauth/register`, {
       method: 'POST',
       headers: { 'Content-Type': 'application/json' },
       body: JSON.stringify({ client_name: 'Curious', redirect_uris: ['https://curious.example/cb'] }),
     })
-  ).json();
+  ).json()) as { client_id: string; client_secret: string };
   const token = await app.mintToken(['fakture:read']);
   const res = await introspect(token, basic(registered.client_id, registered.client_secret));
   expect(await res.json()).toEqual({ active: false });
   const anonymous = await introspect(token);
   expect(anonymous.status).toBe(401);
-  expect((await anonymous.json()).error).toBe('invalid_client');
+  expect(((await anonymous.json()) as { error: string }).error).toBe('invalid_client');
 });
 
 test('RESOURCE_SERVER_CLIENTS is read as a comma-separated list', () => {
