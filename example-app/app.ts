@@ -24,6 +24,9 @@ import { BUSINESS_SCOPES } from './scopes';
 import { schedulePurge, type PurgeSchedule } from './purge';
 import { connectRateLimitStore } from './rate-limit-store';
 import { authenticateUser } from './users';
+import { createAuditLog, type AuditLog } from './audit';
+import { createLogger, requestLogger } from './log';
+import type { DestinationStream, Logger } from 'pino';
 
 export interface ExampleApp {
   app: Express;
@@ -35,20 +38,28 @@ export interface ExampleApp {
   purge: PurgeSchedule;
   /** Where the data lives and how rate limits are counted, for the start-up line. */
   description: string;
+  /** The JSON logger (pino). */
+  logger: Logger;
+  /** The audit trail: every OAuth event, logged and kept in audit_events. */
+  audit: AuditLog;
   close(): Promise<void>;
 }
 
 /** What a test may add to the environment's settings: a trusted test CA and a resolver for the document fetcher. */
 export interface ExampleAppExtras {
   clientMetadataDocuments?: Omit<ClientMetadataDocumentOptions, 'allowLoopback'>;
+  /** Where the JSON log lines go (default stdout): a test reads them. */
+  logDestination?: DestinationStream;
 }
 
 export async function createExampleApp(
   config: AppConfig,
   extras: ExampleAppExtras = {},
 ): Promise<ExampleApp> {
+  const logger = createLogger(config.logLevel, extras.logDestination);
   const database = await openAppDatabase(config);
   const { db, store } = database;
+  const audit = createAuditLog(db, logger, config.auditRetentionMs);
   const shared =
     config.rateLimits && config.redisUrl
       ? await connectRateLimitStore(config.redisUrl, config.rateLimitPrefix)
@@ -60,7 +71,12 @@ export async function createExampleApp(
     keys: [{ privateKey: await signingKeyPem(db, sealer, config.signingKey) }],
   });
   const resource = `${config.baseUrl}/mcp`;
-  const purge = schedulePurge(store, config.purgeIntervalMs);
+  const purge = schedulePurge(
+    store,
+    config.purgeIntervalMs,
+    (error) => logger.warn({ err: error }, 'purge of expired rows failed'),
+    [() => audit.purge(Date.now())],
+  );
   const oauth = createOAuthRouter(store, signer, {
     issuer: config.baseUrl,
     resources: [resource],
@@ -73,10 +89,15 @@ export async function createExampleApp(
     authenticateUser: (email, password) => authenticateUser(db, email, password),
     clientMetadataDocuments: { ...extras.clientMetadataDocuments, allowLoopback: config.cimdAllowLoopback },
     resourceServers: Object.fromEntries(config.resourceServerClients.map((id) => [id, [resource]])),
+    onEvent: audit.record,
+    onError: (error, req) =>
+      (req.log ?? logger).error({ err: error }, 'unexpected error in the OAuth router'),
   });
 
   const app = express();
   app.disable('x-powered-by');
+  // First, so that every line logged for a request (audit events included) carries its id.
+  app.use(requestLogger(logger));
   // Behind a load balancer, the client's address (for rate limits) is in X-Forwarded-For: trust that many hops.
   if (config.trustProxy !== undefined) app.set('trust proxy', config.trustProxy);
   const base = new URL(config.baseUrl);
@@ -113,6 +134,7 @@ export async function createExampleApp(
       store,
       oauth,
       session: createAccountSession(db, secret, base.protocol === 'https:'),
+      audit,
       serviceName: config.serviceName,
     }),
   );
@@ -126,7 +148,7 @@ export async function createExampleApp(
   app.use(((error, _req, res, _next) => {
     if (isStoreUnavailable(error) && !res.headersSent) {
       // The database went away for a moment: say so, and when to try again, instead of a 500.
-      console.warn(`The database cannot be reached: ${(error as Error).message}`);
+      (_req.log ?? logger).warn({ err: error }, 'the database cannot be reached');
       res.setHeader('Retry-After', '5');
       return void res.status(503).json({
         jsonrpc: '2.0',
@@ -136,7 +158,7 @@ export async function createExampleApp(
     }
     const status =
       typeof error?.status === 'number' && error.status >= 400 && error.status < 500 ? error.status : 500;
-    if (status === 500) console.error(error);
+    if (status === 500) (_req.log ?? logger).error({ err: error }, 'unexpected error');
     if (res.headersSent) return;
     res.status(status).json({
       jsonrpc: '2.0',
@@ -156,8 +178,11 @@ export async function createExampleApp(
     db,
     description: `${database.description}, rate limits ${!config.rateLimits ? 'off' : shared ? 'shared through Redis' : 'in memory'}`,
     purge,
+    logger,
+    audit,
     close: async () => {
       purge.stop();
+      await audit.flush();
       await shared?.close();
       await database.close();
     },

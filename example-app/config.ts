@@ -1,5 +1,6 @@
 // The reference app's settings, from the environment (README.md, "The reference app", lists each one).
 import { resolve } from 'node:path';
+import { LOG_LEVELS } from './log';
 
 export interface AppConfig {
   port: number;
@@ -29,6 +30,10 @@ export interface AppConfig {
   secretKey: string | undefined;
   /** RESOURCE_SERVER_CLIENTS: confidential clients that may introspect every access token of /mcp. */
   resourceServerClients: string[];
+  /** LOG_LEVEL: pino's level for the JSON logs on stdout (default info; silent turns them off). */
+  logLevel: string;
+  /** AUDIT_RETENTION_DAYS: how long audit events are kept, in milliseconds (default 90 days). */
+  auditRetentionMs: number;
 }
 
 export class ConfigError extends Error {
@@ -92,12 +97,20 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   const purgeSeconds = env.PURGE_INTERVAL_SECONDS ? Number(env.PURGE_INTERVAL_SECONDS) : 600;
   if (!Number.isInteger(purgeSeconds) || purgeSeconds < 1 || purgeSeconds > 86_400)
     throw new ConfigError('PURGE_INTERVAL_SECONDS must be a whole number of seconds from 1 to 86400.');
+  const logLevel = env.LOG_LEVEL || 'info';
+  if (!(LOG_LEVELS as readonly string[]).includes(logLevel))
+    throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}".`);
+  const retentionDays = env.AUDIT_RETENTION_DAYS ? Number(env.AUDIT_RETENTION_DAYS) : 90;
+  if (!Number.isInteger(retentionDays) || retentionDays < 1 || retentionDays > 3650)
+    throw new ConfigError('AUDIT_RETENTION_DAYS must be a whole number of days from 1 to 3650.');
   const resourceServerClients = (env.RESOURCE_SERVER_CLIENTS ?? '')
     .split(',')
     .map((id) => id.trim())
     .filter(Boolean);
   return {
     port,
+    logLevel,
+    auditRetentionMs: retentionDays * 86_400_000,
     resourceServerClients,
     secretKey: env.SECRET_KEY || undefined,
     purgeIntervalMs: purgeSeconds * 1000,

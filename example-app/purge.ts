@@ -17,6 +17,8 @@ export function schedulePurge(
   intervalMs: number,
   onError: (error: unknown) => void = (error) =>
     console.warn(`Purge of expired rows failed: ${(error as Error).message}`),
+  /** The app's own tables' purges (audit events), run after the store's in each pass. */
+  alsoPurge: ReadonlyArray<() => Promise<number>> = [],
 ): PurgeSchedule {
   let running: Promise<number> | undefined;
   const runOnce = () => {
@@ -28,6 +30,7 @@ export function schedulePurge(
         total += removed;
         if (removed === 0) break;
       }
+      for (const purgeMore of alsoPurge) total += await purgeMore();
       return total;
     })().finally(() => {
       running = undefined;

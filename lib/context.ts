@@ -8,6 +8,7 @@ import type { JwtSigner } from './crypto/signer';
 import type { OAuthConfig } from './options';
 import type { Pages } from './pages';
 import type { BrowserSession } from './authorize/session';
+import type { EmitEvent, RevokedBy } from './events';
 import type { ClientRecord, OAuthStore } from './store/types';
 
 export interface OAuthContext {
@@ -17,15 +18,28 @@ export interface OAuthContext {
   sealer: Sealer;
   session: BrowserSession;
   pages: Pages;
-  /** Revokes a grant in the store and forgets it in this process at once. */
-  revokeGrant(grantId: string): Promise<boolean>;
+  /**
+   * Revokes a grant in the store and forgets it in this process at once. Given who ended it, a grant.revoked event
+   * is emitted when this call is the one that revoked it.
+   */
+  revokeGrant(grantId: string, cause?: RevocationCause): Promise<boolean>;
+  /** Emits an audit event (see events.ts); never throws. */
+  emit: EmitEvent;
   /**
    * The client with this id: a registered one (from memory when looked up before: registrations never change), or
    * the one a metadata document URL describes (fetched, validated and cached; invalid_client when that fails).
    */
-  findClient(clientId: string): Promise<ClientRecord | undefined>;
+  findClient(clientId: string, req?: Request): Promise<ClientRecord | undefined>;
   /** A private_key_jwt client's public keys (its jwks, or its jwks_uri fetched and cached). */
   clientKeys(client: ClientRecord, options?: { refetch?: boolean }): Promise<ClientKey[]>;
+}
+
+/** Who ended a grant, for its grant.revoked event: the request it came with, and the ids known there. */
+export interface RevocationCause {
+  by: RevokedBy;
+  req?: Request;
+  clientId?: string;
+  userId?: string;
 }
 
 const MAX_CLIENTS = 10_000;
@@ -38,10 +52,10 @@ const MAX_CLIENTS = 10_000;
 export function createClientLookup(
   store: OAuthStore,
   documents: ClientDocumentResolver | undefined,
-): (clientId: string) => Promise<ClientRecord | undefined> {
+): (clientId: string, req?: Request) => Promise<ClientRecord | undefined> {
   const known = new Map<string, ClientRecord>();
-  return async (clientId) => {
-    if (isClientIdUrl(clientId)) return documents?.findClient(clientId);
+  return async (clientId, req) => {
+    if (isClientIdUrl(clientId)) return documents?.findClient(clientId, req);
     const cached = known.get(clientId);
     if (cached) return cached;
     const client = await store.findClient(clientId);

@@ -34,6 +34,9 @@ export { generateSigningKey } from './crypto/keys';
 /** A signing key as the signer accepts it, the supported algorithms, and a published public key. */
 export type { PublicJwk, SigningAlgorithm, SigningKeyInput } from './crypto/keys';
 
+/** An audit event as onEvent receives it, its types, and who may end a grant. */
+export type { EventFields, OAuthEvent, OAuthEventType, RevokedBy } from './events';
+
 /** The OAuth error class and a type guard for it. */
 export { OAuthError, isOAuthError } from './errors';
 /** The closed set of OAuth error codes. */

@@ -6,6 +6,7 @@ import type { Request } from 'express';
 import type { Store } from 'express-rate-limit';
 import type { MaybePromise } from './store/types';
 import type { ScopeCatalogue } from './util/scopes';
+import type { OAuthEvent } from './events';
 import { parsePaths, type EndpointPaths } from './paths';
 import { parseRateLimits, type RateLimitConfig, type RateLimitOptions } from './rate-limit-options';
 import {
@@ -82,6 +83,12 @@ export interface OAuthRouterOptions {
   now?: () => number;
   /** Called with every unexpected error (answered as server_error). Default: console.error. */
   onError?: (error: unknown, req: Request) => void;
+  /**
+   * Told of every audit event (a client registered, a sign-in, a consent, a code redeemed, a refresh, a reuse, a
+   * revocation, an introspection, a rate limit hit): see OAuthEvent. Called synchronously; what it throws or
+   * rejects goes to onError, never to the request. Default: none.
+   */
+  onEvent?: (event: OAuthEvent) => unknown;
   /** The bearer check's memory: verified tokens, and how long a grant's "active" state is trusted. */
   cache?: BearerCacheOptions;
   /**
@@ -137,6 +144,7 @@ export interface OAuthConfig {
   secureCookies: boolean;
   now: () => number;
   onError: (error: unknown, req: Request) => void;
+  onEvent: ((event: OAuthEvent) => unknown) | undefined;
   cache: Required<BearerCacheOptions>;
   clientDocuments: ClientDocumentConfig;
   isTrustedClient: (clientId: string) => boolean;
@@ -289,6 +297,7 @@ export function parseOptions(options: OAuthRouterOptions): OAuthConfig {
     secureCookies: issuerUrl.protocol === 'https:',
     now: options.now ?? Date.now,
     onError: options.onError ?? ((error) => console.error('express-mcp-oauth: unexpected error', error)),
+    onEvent: parseOnEvent(options.onEvent),
     cache,
     clientDocuments: parseClientDocumentOptions(options.clientMetadataDocuments, fail),
     isTrustedClient: parseTrustedClients(options.trustedClients),
@@ -327,4 +336,10 @@ function parseResourceServers(
     servers.set(clientId, new Set(known));
   }
   return servers;
+}
+
+function parseOnEvent(given: OAuthRouterOptions['onEvent']): OAuthConfig['onEvent'] {
+  if (given !== undefined && typeof given !== 'function')
+    fail('onEvent must be a function (event) => void, e.g. (event) => logger.info(event).');
+  return given;
 }

@@ -1,5 +1,5 @@
 // createOAuthRouter: parses the options once, builds every endpoint and mounts them on one Express router.
-import express, { type RequestHandler, type Router } from 'express';
+import express, { type Request, type RequestHandler, type Router } from 'express';
 import { createClientDocumentResolver } from './cimd/resolver';
 import { createSafeFetcher, systemResolveHost } from './cimd/safe-fetch';
 import { createClientLookup, type OAuthContext } from './context';
@@ -33,6 +33,7 @@ import {
 import { createPages } from './pages';
 import { decisionPath, protectedResourceMetadataPath, signInPath } from './paths';
 import { createBrowserSession } from './authorize/session';
+import { createEventEmitter } from './events';
 import type { OAuthStore } from './store/types';
 import type { ScopeCatalogue } from './util/scopes';
 
@@ -42,8 +43,15 @@ export interface OAuthRouter extends Router {
   requireBearer(options?: RequireBearerOptions): RequestHandler;
   /** The well-known documents at their absolute paths; mount at the app's root when the issuer has a path. */
   wellKnown: Router;
-  /** Revokes a grant (a "connected app"): its refresh tokens at once, its access tokens at their next use. */
-  revokeGrant(grantId: string): Promise<boolean>;
+  /**
+   * Revokes a grant (a "connected app"): its refresh tokens at once, its access tokens at their next use. Say who
+   * did it for the grant.revoked event (default `admin`), with the request when there is one. True if this call
+   * revoked it.
+   */
+  revokeGrant(
+    grantId: string,
+    cause?: { by?: 'user' | 'admin'; req?: Request; userId?: string; clientId?: string },
+  ): Promise<boolean>;
   /** Read-only facts about this server (issuer, endpoint URLs, resources, scopes, lifetimes); never its secret. */
   info: OAuthServerInfo;
   /**
@@ -96,7 +104,20 @@ export function createOAuthRouter(
     resolveHost: fetchSettings.resolveHost ?? systemResolveHost,
   });
   // The resolver also fetches the jwks_uri of registered private_key_jwt clients, so it exists either way.
-  const resolver = createClientDocumentResolver(fetchSettings, fetcher, store, config.scopeNames, config.now);
+  const emit = createEventEmitter(
+    config.onEvent,
+    (error, req) =>
+      req ? config.onError(error, req) : console.error('express-mcp-oauth: onEvent failed', error),
+    config.now,
+  );
+  const resolver = createClientDocumentResolver(
+    fetchSettings,
+    fetcher,
+    store,
+    config.scopeNames,
+    config.now,
+    (clientId, req) => emit(req, 'client.document_fetched', { clientId }),
+  );
   const ctx: OAuthContext = {
     store,
     signer,
@@ -106,13 +127,19 @@ export function createOAuthRouter(
     session: createBrowserSession(config, sealer),
     findClient: createClientLookup(store, fetchSettings.enabled ? resolver : undefined),
     clientKeys: (client, options) => resolver.clientKeys(client, options),
-    revokeGrant: async (grantId) => {
+    revokeGrant: async (grantId, cause) => {
       // This process refuses the grant's tokens from now on, before the store has even answered.
       cache.forgetGrant(grantId);
-      return Boolean(await store.revokeGrant(grantId));
+      const revoked = Boolean(await store.revokeGrant(grantId));
+      if (revoked && cause) {
+        const { req, by, clientId, userId } = cause;
+        emit(req, 'grant.revoked', { grantId, by, clientId, userId });
+      }
+      return revoked;
     },
+    emit,
   };
-  const limits = createRateLimiters(config);
+  const limits = createRateLimiters(config, emit);
   const json = express.json({ limit: BODY_LIMIT, type: ['application/json', 'application/*+json'] });
   const form = express.urlencoded({ extended: false, limit: BODY_LIMIT, parameterLimit: 50 });
   // RFC 7591 §3.2.2: registration metadata that cannot be read is invalid_client_metadata, not invalid_request.
@@ -219,7 +246,8 @@ export function createOAuthRouter(
 
   router.requireBearer = createRequireBearer(ctx, cache);
   router.wellKnown = wellKnown;
-  router.revokeGrant = ctx.revokeGrant;
+  router.revokeGrant = (grantId, cause = {}) =>
+    ctx.revokeGrant(grantId, { ...cause, by: cause.by ?? 'admin' });
   router.info = Object.freeze({
     issuer: config.issuer,
     endpoints: Object.freeze({ ...config.endpoints }),

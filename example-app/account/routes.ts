@@ -16,6 +16,7 @@ import {
 } from 'express-mcp-oauth';
 import { authenticateUser, findUser } from '../users';
 import type { AccountSession } from './session';
+import type { AuditLog } from '../audit';
 
 const VIEWS = findViews();
 
@@ -25,9 +26,17 @@ export interface AccountOptions {
   oauth: OAuthRouter;
   session: AccountSession;
   serviceName: string;
+  audit: AuditLog;
 }
 
-export function createAccountRoutes({ db, store, oauth, session, serviceName }: AccountOptions): Router {
+export function createAccountRoutes({
+  db,
+  store,
+  oauth,
+  session,
+  serviceName,
+  audit,
+}: AccountOptions): Router {
   const router = express.Router();
   const form = express.urlencoded({ extended: false, limit: '8kb' });
   const render = async (res: Response, view: string, data: Record<string, unknown>, status = 200) => {
@@ -94,13 +103,19 @@ export function createAccountRoutes({ db, store, oauth, session, serviceName }: 
       const userId = await session.userId(req);
       const user = userId ? await findUser(db, userId) : null;
       if (!user) return res.redirect(302, '/account/sign-in');
-      const grants = await store.listActiveGrants(user.id);
+      const [grants, activity] = await Promise.all([
+        store.listActiveGrants(user.id),
+        audit.activity(user.id),
+      ]);
       const apps = grants.map((grant) => ({
         grantId: grant.grantId,
         client: describeClient(grant),
         scopes: grant.scopes.map((scope) => oauth.info.scopes[scope] ?? scope),
         grantedAt: formatTime(grant.createdAt),
         lastUsedAt: formatTime(grant.lastUsedAt),
+        // From the audit trail (kept AUDIT_RETENTION_DAYS): what the user may want to know before revoking.
+        lastSignInAt: formatTime(activity.lastSignIn.get(grant.clientId) ?? null),
+        lastRefreshAt: formatTime(activity.lastRefresh.get(grant.grantId) ?? null),
       }));
       await render(res, 'connected-apps', {
         user,
@@ -134,7 +149,7 @@ export function createAccountRoutes({ db, store, oauth, session, serviceName }: 
           { message: 'That app is not connected to your account.' },
           404,
         ));
-      await oauth.revokeGrant(grant.grantId);
+      await oauth.revokeGrant(grant.grantId, { by: 'user', req, userId, clientId: grant.clientId });
       res.redirect(303, '/account/connected-apps?revoked=1');
     } catch (error) {
       next(error);

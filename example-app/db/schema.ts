@@ -170,6 +170,22 @@ const MIGRATIONS: readonly string[] = [
   ) STRICT;
   CREATE INDEX account_sessions_expiry ON account_sessions (expires_at);
   `,
+  // 3: the audit trail (audit.ts): one row per OAuth event, never a secret; kept AUDIT_RETENTION_DAYS.
+  `
+  CREATE TABLE audit_events (
+    id INTEGER PRIMARY KEY,
+    time INTEGER NOT NULL,
+    type TEXT NOT NULL,
+    client_id TEXT,
+    user_id TEXT,
+    grant_id TEXT,
+    address TEXT,
+    request_id TEXT,
+    detail TEXT NOT NULL
+  ) STRICT;
+  CREATE INDEX audit_events_user ON audit_events (user_id, type, time);
+  CREATE INDEX audit_events_time ON audit_events (time);
+  `,
 ];
 
 /** The SQLite DDL in PostgreSQL's words: identity keys, BIGINT integers, DOUBLE PRECISION reals, no STRICT. */

@@ -105,10 +105,15 @@ export function signInHandler(ctx: OAuthContext): RequestHandler {
     const email = readParam(req.body, 'email')?.trim() ?? '';
     const password = readParam(req.body, 'password') ?? '';
     const user = email && password ? await ctx.config.authenticateUser!(email, password, req) : undefined;
+    const clientId = request.client.clientId;
     // One message for an unknown email and a wrong password, so the form does not reveal who has an account.
-    if (!user) return renderSignIn(ctx, req, res, request, { email, error: SIGN_IN_FAILED, status: 401 });
+    if (!user) {
+      ctx.emit(req, 'sign_in.failed', { clientId, reason: 'bad_credentials' });
+      return renderSignIn(ctx, req, res, request, { email, error: SIGN_IN_FAILED, status: 401 });
+    }
     if (typeof user.id !== 'string' || !user.id)
       throw new Error('authenticateUser returned a user without a string id.');
+    ctx.emit(req, 'sign_in.succeeded', { clientId, userId: user.id });
     ctx.session.signIn(res, user);
     res.redirect(303, `${ctx.config.endpoints.authorization}?${new URLSearchParams(request.params)}`);
   });
@@ -136,10 +141,16 @@ export function decisionHandler(ctx: OAuthContext): RequestHandler {
     const user = await ctx.session.currentUser(req);
     if (!user)
       return renderSignIn(ctx, req, res, request, { error: 'Your sign-in has expired; sign in again.' });
+    const clientId = request.client.clientId;
     const decision = readParam(req.body, 'decision');
-    if (decision !== 'allow') throw new OAuthError('access_denied', 'The user denied access.');
-    const scopes = grantedScopes(req.body, request.scopes);
-    if (scopes.length === 0) throw new OAuthError('access_denied', 'The user allowed no scope.');
+    const scopes = decision === 'allow' ? grantedScopes(req.body, request.scopes) : [];
+    if (scopes.length === 0) {
+      ctx.emit(req, 'consent.denied', { clientId, userId: user.id });
+      throw new OAuthError(
+        'access_denied',
+        decision === 'allow' ? 'The user allowed no scope.' : 'The user denied access.',
+      );
+    }
 
     const { store, config } = ctx;
     const now = config.now();
@@ -168,6 +179,8 @@ export function decisionHandler(ctx: OAuthContext): RequestHandler {
       codeChallengeMethod: 'S256',
       expiresAt: now + config.lifetimes.authorizationCode * 1000,
     });
+    ctx.emit(req, 'consent.granted', { clientId, userId: user.id, grantId, scopes });
+    ctx.emit(req, 'code.issued', { clientId, userId: user.id, grantId, scopes });
     const target = res.locals.oauthRedirect as RedirectTarget;
     res.setHeader('Cache-Control', 'no-store');
     res.redirect(303, clientRedirect(config.issuer, target, { code }));

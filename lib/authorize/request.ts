@@ -41,7 +41,7 @@ export async function validateAuthorizationRequest(
   const clientId = readParam(source, 'client_id');
   if (!clientId)
     throw new OAuthError('invalid_request', 'The request has no client_id. Start again from your app.');
-  const client = await findClient(clientId);
+  const client = await findClient(clientId, res.req);
   if (!client)
     throw new OAuthError(
       'invalid_request',

@@ -3,6 +3,7 @@
 // that authenticates with private_key_jwt, whether it came by document or by registration.
 import type { ClientKey } from '../crypto/client-assertion';
 import { createPublicKey, type KeyObject } from 'node:crypto';
+import type { Request } from 'express';
 import { OAuthError, isOAuthError } from '../errors';
 import type { ClientRecord, OAuthStore } from '../store/types';
 import { validateJwks } from '../util/client-metadata';
@@ -21,7 +22,7 @@ export interface ClientDocumentSettings {
 
 export interface ClientDocumentResolver {
   /** The client a document URL describes; invalid_client saying what went wrong otherwise. */
-  findClient(url: string): Promise<ClientRecord>;
+  findClient(url: string, req?: Request): Promise<ClientRecord>;
   /**
    * The client's public keys, from its jwks or its jwks_uri. `refetch` asks again for a jwks_uri copy older than
    * a few seconds: a key the client has just rotated in.
@@ -40,6 +41,8 @@ export function createClientDocumentResolver(
   store: OAuthStore,
   scopeCatalogue: ReadonlySet<string>,
   now: () => number,
+  /** Told once per fetched copy of a document, with the request that caused the fetch. */
+  onFetched: (clientId: string, req: Request | undefined) => void = () => undefined,
 ): ClientDocumentResolver {
   const bounds = { now, minMs: settings.minCacheMs, maxMs: settings.maxCacheMs, maxEntries: MAX_DOCUMENTS };
 
@@ -67,8 +70,17 @@ export function createClientDocumentResolver(
     },
   });
 
+  // The copy last announced per URL: callers that waited on the same fetch announce it once.
+  const announced = new Map<string, number>();
+  const announce = (url: string, fetchedAt: number, req: Request | undefined) => {
+    if (announced.get(url) === fetchedAt) return;
+    if (announced.size >= MAX_DOCUMENTS) announced.delete(announced.keys().next().value as string);
+    announced.set(url, fetchedAt);
+    onFetched(url, req);
+  };
+
   return {
-    async findClient(url) {
+    async findClient(url, req) {
       const problem = clientIdUrlProblem(url);
       if (problem)
         throw new OAuthError(
@@ -76,7 +88,9 @@ export function createClientDocumentResolver(
           `The client_id "${url.slice(0, 200)}" cannot be used: ${problem}.`,
         );
       try {
-        return (await documents.get(url)).value;
+        const { value, fetchedAt } = await documents.get(url);
+        announce(url, fetchedAt, req);
+        return value;
       } catch (error) {
         throw documentError(`The app's metadata document at ${url}`, error);
       }

@@ -42,7 +42,7 @@ export async function authenticateClient(
       basic ? { headers: { 'WWW-Authenticate': 'Basic realm="oauth"' } } : {},
     );
 
-  const client = await ctx.findClient(presented.clientId);
+  const client = await ctx.findClient(presented.clientId, req);
   if (!client) throw failure('Client authentication failed.');
   if (client.tokenEndpointAuthMethod !== presented.method) {
     throw failure(

@@ -25,6 +25,11 @@ export function introspectHandler(ctx: OAuthContext): RequestHandler {
     const token = requireParam(req.body, 'token');
     const found = await findToken(ctx, token, readParam(req.body, 'token_type_hint'));
     const answer = found ? await describe(ctx, client, found) : INACTIVE;
+    ctx.emit(req, 'token.introspected', {
+      clientId: client.clientId,
+      active: answer.active,
+      ...(answer.active && found ? { tokenType: found.kind } : {}),
+    });
     res.setHeader('Cache-Control', 'no-store');
     res.setHeader('Pragma', 'no-cache');
     res.status(200).json(answer);
@@ -32,7 +37,11 @@ export function introspectHandler(ctx: OAuthContext): RequestHandler {
 }
 
 /** The introspection response of a token the caller may see, or INACTIVE. */
-async function describe(ctx: OAuthContext, caller: ClientRecord, token: FoundToken): Promise<object> {
+async function describe(
+  ctx: OAuthContext,
+  caller: ClientRecord,
+  token: FoundToken,
+): Promise<{ active: boolean } & Record<string, unknown>> {
   const { config, store } = ctx;
   const now = config.now();
   if (token.kind === 'access_token') {

@@ -25,7 +25,7 @@ export function registrationResponse(
   };
 }
 
-export function registerHandler({ store, config }: OAuthContext): RequestHandler {
+export function registerHandler({ store, config, emit }: OAuthContext): RequestHandler {
   return handle(async function registrationEndpoint(req, res) {
     const metadata = validateClientMetadata(req.body, config.scopeNames);
     // Only the shared-secret methods get a secret; a private_key_jwt client proves itself with its own keys.
@@ -45,6 +45,7 @@ export function registerHandler({ store, config }: OAuthContext): RequestHandler
       issuedAt: config.now(),
     };
     await store.registerClient(client);
+    emit(req, 'client.registered', { clientId: client.clientId });
     res.setHeader('Cache-Control', 'no-store');
     res.status(201).json(registrationResponse(client, clientSecret));
   });

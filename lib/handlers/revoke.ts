@@ -21,7 +21,7 @@ export function revokeHandler(ctx: OAuthContext): RequestHandler {
       if (client && owner.clientId !== client.clientId) {
         throw new OAuthError('unauthorized_client', 'The token was not issued to this client.');
       }
-      await ctx.revokeGrant(owner.grantId);
+      await ctx.revokeGrant(owner.grantId, { by: 'client', req, clientId: owner.clientId });
     }
     // RFC 7009 §2.2: unknown, expired and already revoked tokens are answered 200 as well.
     res.setHeader('Cache-Control', 'no-store');

@@ -8,7 +8,7 @@ import { rotateRefreshToken } from '../grants/rotation';
 import { hashSecret } from '../crypto/secrets';
 import { OAuthError } from '../errors';
 import { authenticateClient } from './client-authentication';
-import type { ClientRecord, GrantRecord } from '../store/types';
+import type { AuthorizationCodeRecord, ClientRecord, GrantRecord } from '../store/types';
 import { readParam, readResource, requireParam } from '../util/params';
 import { parseScope } from '../util/scopes';
 
@@ -81,6 +81,7 @@ async function exchangeCode(ctx: OAuthContext, req: Request, client: ClientRecor
     // The code is burned by a wrong verifier: whoever holds a stolen code gets exactly one guess.
     await store.consumeAuthorizationCode(codeHash);
     await ctx.revokeGrant(record.grantId);
+    ctx.emit(req, 'code.replayed', { ...codeIds(record), reason: 'pkce_mismatch' });
     throw invalidGrant('code_verifier does not match the code_challenge.');
   }
   // One transaction marks the code used and saves the first refresh token under its (still active) grant.
@@ -94,10 +95,12 @@ async function exchangeCode(ctx: OAuthContext, req: Request, client: ClientRecor
   if (outcome.status === 'replayed') {
     // RFC 6749 §4.1.2: a code used twice revokes everything issued from it.
     await ctx.revokeGrant(record.grantId);
+    ctx.emit(req, 'code.replayed', { ...codeIds(record), reason: 'replay' });
     throw invalidGrant('The authorization code was already used; the tokens issued from it are revoked.');
   }
   if (outcome.status === 'not_found') throw invalidGrant('The authorization code is invalid or has expired.');
   if (!outcome.grant) throw invalidGrant('The authorization was revoked.');
+  ctx.emit(req, 'code.redeemed', { ...codeIds(record), scopes: record.scopes });
   return accessTokenResponse(ctx, outcome.grant, record.scopes, refreshToken?.token);
 }
 
@@ -130,12 +133,27 @@ async function refresh(ctx: OAuthContext, req: Request, client: ClientRecord): P
   if (outcome.status === 'reused') {
     // The rule revoked the grant in the store; this also forgets it in this process's bearer cache at once.
     await ctx.revokeGrant(outcome.grantId);
+    ctx.emit(req, 'refresh_token.reused', { clientId: client.clientId, grantId: outcome.grantId });
     throw invalidGrant('The refresh token was already used; the authorization is revoked.');
   }
   if (outcome.status === 'invalid') throw invalidGrant('The refresh token is invalid or has expired.');
+  const { grant } = outcome;
+  ctx.emit(req, 'token.refreshed', {
+    clientId: client.clientId,
+    userId: grant.userId,
+    grantId: grant.grantId,
+    scopes: scopes ?? grant.scopes,
+  });
   // Without a scope parameter the token carries the grant's whole scope (the rotation already checked the rest).
   return accessTokenResponse(ctx, outcome.grant, scopes ?? outcome.grant.scopes, outcome.successor.token);
 }
+
+/** The ids an event about a code carries. */
+const codeIds = (code: AuthorizationCodeRecord) => ({
+  clientId: code.clientId,
+  userId: code.userId,
+  grantId: code.grantId,
+});
 
 function accessTokenResponse(
   ctx: OAuthContext,

@@ -10,6 +10,7 @@ import { rateLimit, ipKeyGenerator, type RateLimitInfo } from 'express-rate-limi
 import { OAuthError } from '../errors';
 import type { OAuthConfig } from '../options';
 import type { RateLimitName } from '../rate-limit-options';
+import type { EmitEvent } from '../events';
 
 export type RateLimiters = Record<RateLimitName, RequestHandler>;
 
@@ -47,12 +48,16 @@ function storeErrorLogger(now: () => number) {
   return { error: report, warn: () => undefined };
 }
 
-export function createRateLimiters(config: OAuthConfig): RateLimiters {
+export function createRateLimiters(config: OAuthConfig, emit: EmitEvent = () => undefined): RateLimiters {
   const limiters = {} as RateLimiters;
   const failOpen = { passOnStoreError: true, logger: storeErrorLogger(config.now) };
   const settings = config.rateLimits;
-  const tooMany: RequestHandler = (_req, _res, next) =>
-    next(new OAuthError('too_many_requests', 'Too many requests; wait a while and try again.'));
+  const tooMany =
+    (limit: RateLimitName): RequestHandler =>
+    (req, _res, next) => {
+      emit(req, limit.startsWith('signIn') ? 'sign_in.rate_limited' : 'rate_limit.hit', { limit });
+      next(new OAuthError('too_many_requests', 'Too many requests; wait a while and try again.'));
+    };
   for (const name of [
     'register',
     'authorize',
@@ -84,7 +89,7 @@ export function createRateLimiters(config: OAuthConfig): RateLimiters {
           }
         : { keyGenerator: addressOf }),
       ...(settings.store ? { store: settings.store(name), ...failOpen } : {}),
-      handler: tooMany,
+      handler: tooMany(name),
     });
   }
   limiters.signInSlowdown =

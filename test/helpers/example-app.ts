@@ -41,7 +41,14 @@ export async function startExampleApp(
   // Instances on one PostgreSQL share the key that seals the app's secrets, as in production.
   const secretKey = env.DATABASE_URL ? { SECRET_KEY: TEST_SECRET_KEY } : {};
   const example = await createExampleApp(
-    readConfig({ BASE_URL: baseUrl, DATABASE_PATH: databasePath, RATE_LIMITS: 'off', ...secretKey, ...env }),
+    readConfig({
+      BASE_URL: baseUrl,
+      DATABASE_PATH: databasePath,
+      RATE_LIMITS: 'off',
+      LOG_LEVEL: 'silent',
+      ...secretKey,
+      ...env,
+    }),
     extras,
   );
   http.on('request', example.app);

@@ -524,6 +524,23 @@ describe('Client ID Metadata Documents', () => {
       expect(documents.hits('/oauth/claude-concurrent')).toBe(1);
     });
 
+    test('each fetched copy is one client.document_fetched event, with the request that caused it', async () => {
+      const events: Array<{ type: string; clientId?: string; requestId?: string }> = [];
+      start({ onEvent: (event) => void events.push(event) });
+      const claude = claudeCodeDocument(documents, { path: '/oauth/claude-announced' });
+      const page = () => authorizePage(claude.clientId, 'http://127.0.0.1:5000/callback');
+      await Promise.all(Array.from({ length: 5 }, page));
+      const fetched = () => events.filter((event) => event.type === 'client.document_fetched');
+      expect(fetched()).toEqual([
+        expect.objectContaining({ clientId: claude.clientId, requestId: expect.any(String) }),
+      ]);
+      await page();
+      expect(fetched()).toHaveLength(1);
+      server.clock.advance(24 * HOUR);
+      await page();
+      expect(fetched()).toHaveLength(2);
+    });
+
     test.each([
       ['max-age=3600', HOUR],
       ['max-age=10 (raised to the 5-minute floor)', 5 * MINUTE],

@@ -13,6 +13,7 @@ const HTTP = ['handlers', 'authorize', 'middleware', 'mcp', 'router', 'context',
 const FORBIDDEN: Record<string, string[]> = {
   errors: [...HTTP, 'cimd', 'options'],
   paths: [...HTTP, 'cimd', 'options'],
+  events: [...HTTP, 'cimd', 'options', 'store', 'crypto', 'grants'],
   util: [...HTTP, 'cimd', 'options'],
   store: [...HTTP, 'cimd', 'options', 'grants'],
   crypto: [...HTTP, 'cimd', 'options', 'grants'],

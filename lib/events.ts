@@ -1,0 +1,101 @@
+// Audit events: one structured record for each thing that matters (RFC 9700 §2.6 asks for the means to detect
+// misuse), handed to the host app's onEvent. An event carries ids, the client's address and the request's id,
+// never a token, code, secret or password: its fields are typed so that none can be passed.
+import { randomUUID } from 'node:crypto';
+import type { Request } from 'express';
+
+/** What happened. */
+export type OAuthEventType =
+  | 'client.registered'
+  | 'client.document_fetched'
+  | 'sign_in.succeeded'
+  | 'sign_in.failed'
+  | 'sign_in.rate_limited'
+  | 'consent.granted'
+  | 'consent.denied'
+  | 'code.issued'
+  | 'code.redeemed'
+  /** A code presented again, or with a wrong PKCE verifier: its grant is revoked. */
+  | 'code.replayed'
+  | 'token.refreshed'
+  /** A used or superseded refresh token presented outside its retry window: its grant is revoked. */
+  | 'refresh_token.reused'
+  /** A grant ended by its user, its client (RFC 7009 revocation) or an administrator. */
+  | 'grant.revoked'
+  | 'token.introspected'
+  /** A rate limit refused a request (sign-in limits report sign_in.rate_limited instead). */
+  | 'rate_limit.hit';
+
+/** Who ended a grant. */
+export type RevokedBy = 'user' | 'client' | 'admin';
+
+/** One audit event. */
+export interface OAuthEvent {
+  type: OAuthEventType;
+  /** Milliseconds since the epoch, by the router's clock. */
+  time: number;
+  clientId?: string;
+  userId?: string;
+  grantId?: string;
+  /** The client's address as Express reports it (`req.ip`: set `trust proxy` behind a load balancer). */
+  address?: string;
+  /** `req.id` when the host app set one (pino-http does), otherwise an id made for this request. */
+  requestId?: string;
+  /** consent.granted, code.issued, token.refreshed: the scopes granted or issued. */
+  scopes?: readonly string[];
+  /** grant.revoked: who ended it. */
+  by?: RevokedBy;
+  /** code.replayed: `replay` or `pkce_mismatch`; sign_in.failed: `bad_credentials`. */
+  reason?: string;
+  /** token.introspected: what the caller was told. */
+  active?: boolean;
+  /** rate_limit.hit, sign_in.rate_limited: the limit's name (`token`, `signInPerAccount`, ...). */
+  limit?: string;
+  /** token.introspected: the kind of token asked about, when it was found. */
+  tokenType?: 'access_token' | 'refresh_token';
+}
+
+/** The fields an emitter call may give (the rest is filled in). */
+export type EventFields = Omit<OAuthEvent, 'type' | 'time' | 'address' | 'requestId'>;
+
+/** Emits one event about a request (or none, for work outside one); never throws. */
+export type EmitEvent = (req: Request | undefined, type: OAuthEventType, fields?: EventFields) => void;
+
+const REQUEST_ID = Symbol('express-mcp-oauth.requestId');
+
+/** The id of a request: the host app's (`req.id`), or one made once and kept on the request. */
+export function requestIdOf(req: Request): string {
+  const given = (req as { id?: unknown }).id;
+  if (typeof given === 'string' && given) return given;
+  if (typeof given === 'number') return String(given);
+  const tagged = req as unknown as Record<symbol, string | undefined>;
+  return (tagged[REQUEST_ID] ??= randomUUID());
+}
+
+/**
+ * The emitter of a router. An onEvent that throws or rejects is reported through `report` and never reaches the
+ * request that caused the event: an audit sink's failure must not fail a token request.
+ */
+export function createEventEmitter(
+  onEvent: ((event: OAuthEvent) => unknown) | undefined,
+  report: (error: unknown, req: Request | undefined) => void,
+  now: () => number,
+): EmitEvent {
+  if (!onEvent) return () => undefined;
+  return (req, type, fields = {}) => {
+    try {
+      const event: OAuthEvent = Object.freeze({
+        type,
+        time: now(),
+        ...(req ? { address: req.ip, requestId: requestIdOf(req) } : {}),
+        ...fields,
+      });
+      const result = onEvent(event);
+      if (result && typeof (result as Promise<unknown>).then === 'function') {
+        (result as Promise<unknown>).then(undefined, (error) => report(error, req));
+      }
+    } catch (error) {
+      report(error, req);
+    }
+  };
+}

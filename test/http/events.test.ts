@@ -1,0 +1,194 @@
+// Audit events (onEvent): one per thing that matters, with ids, address and request id, never a secret; an onEvent
+// that fails never fails the request.
+import express from 'express';
+import request from 'supertest';
+import type { OAuthEvent } from '../../lib';
+import {
+  authorizeInBrowser,
+  authorizeQuery,
+  createTestServer,
+  formOf,
+  obtainTokens,
+  registerClient,
+  tokenRequest,
+  USER,
+  type TestServer,
+} from '../helpers/oauth-app';
+
+let server: TestServer;
+let events: OAuthEvent[];
+const open = (options: Parameters<typeof createTestServer>[0] = {}) => {
+  events = [];
+  server = createTestServer({ onEvent: (event) => void events.push(event), ...options });
+};
+afterEach(() => server.close());
+const types = () => events.map((event) => event.type);
+const refresh = (client: Parameters<typeof tokenRequest>[1], token: string) =>
+  tokenRequest(server.app, client, { grant_type: 'refresh_token', refresh_token: token });
+
+test('a whole journey, in order, each event with the ids it concerns and the request it came with', async () => {
+  open();
+  const { client, tokens } = await obtainTokens(server);
+  const grantId = JSON.parse(
+    Buffer.from(tokens.access_token.split('.')[1]!, 'base64url').toString(),
+  ).grant_id;
+  await refresh(client, tokens.refresh_token);
+  await request(server.app).post('/v1/oauth/revoke').send({ token: tokens.access_token });
+  expect(types()).toEqual([
+    'client.registered',
+    'sign_in.succeeded',
+    'consent.granted',
+    'code.issued',
+    'code.redeemed',
+    'token.refreshed',
+    'grant.revoked',
+  ]);
+  const ids = { clientId: client.client_id, userId: USER.id, grantId };
+  expect(events[0]).toMatchObject({ clientId: client.client_id });
+  expect(events[1]).toMatchObject({ clientId: client.client_id, userId: USER.id });
+  expect(events[2]).toMatchObject({ ...ids, scopes: ['fakture:read', 'clients:read'] });
+  expect(events[4]).toMatchObject(ids);
+  expect(events[5]).toMatchObject({ ...ids, scopes: ['fakture:read', 'clients:read'] });
+  expect(events[6]).toMatchObject({ grantId, clientId: client.client_id, by: 'client' });
+  for (const event of events) {
+    expect(event.time).toBe(server.clock.now());
+    expect(event.address).toMatch(/127\.0\.0\.1/);
+    expect(event.requestId).toMatch(/^[0-9a-f-]{36}$/);
+    expect(Object.isFrozen(event)).toBe(true);
+  }
+  // One request, one id: the consent's two events share theirs; different requests do not.
+  expect(events[2]!.requestId).toBe(events[3]!.requestId);
+  expect(new Set(events.map((event) => event.requestId)).size).toBe(events.length - 1);
+  // Nothing secret in any event: no token, code, client secret or password.
+  const text = JSON.stringify(events);
+  for (const secret of [tokens.access_token, tokens.refresh_token, client.client_secret!, USER.password]) {
+    expect(text).not.toContain(secret);
+  }
+});
+
+test('the host app’s request id (req.id, as pino-http sets it) is used', async () => {
+  open();
+  const app = server.app;
+  const withId = express();
+  withId.use((req, _res, next) => {
+    (req as unknown as { id: string }).id = 'req-42';
+    next();
+  });
+  withId.use(app);
+  await request(withId)
+    .post('/v1/oauth/register')
+    .send({ redirect_uris: ['https://client.example/callback'] });
+  expect(events).toEqual([expect.objectContaining({ type: 'client.registered', requestId: 'req-42' })]);
+});
+
+test('sign-in failure, consent denied, and a rate-limited sign-in', async () => {
+  open({ rateLimits: { signIn: { limit: 1 } } });
+  const client = await registerClient(server.app);
+  const browser = request.agent(server.app);
+  const page = await browser.get(`/v1/oauth/authorize?${authorizeQuery(client).query}`);
+  const form = formOf(page.text);
+  for (let i = 0; i < 2; i += 1) {
+    await browser
+      .post(form.action)
+      .type('form')
+      .send({ ...form.fields, email: USER.email, password: 'wrong' });
+  }
+  expect(types().slice(1)).toEqual(['sign_in.failed', 'sign_in.rate_limited']);
+  expect(events[1]).toMatchObject({ clientId: client.client_id, reason: 'bad_credentials' });
+  expect(events[1]!.userId).toBeUndefined();
+  expect(events[2]).toMatchObject({ limit: 'signIn' });
+  events.length = 0;
+  server.close();
+  open();
+  const other = await registerClient(server.app);
+  await authorizeInBrowser(server.app, other, {}, 'deny');
+  expect(types()).toEqual(['client.registered', 'sign_in.succeeded', 'consent.denied']);
+  expect(events[2]).toMatchObject({ clientId: other.client_id, userId: USER.id });
+});
+
+test.each([
+  ['a code used twice', 'replay'],
+  ['a code with a wrong verifier', 'pkce_mismatch'],
+] as const)('%s: code.replayed, with why', async (_name, reason) => {
+  open();
+  const client = await registerClient(server.app);
+  const { code, pkce } = await authorizeInBrowser(server.app, client);
+  const exchange = (verifier: string) =>
+    tokenRequest(server.app, client, {
+      grant_type: 'authorization_code',
+      code: code!,
+      redirect_uri: client.redirect_uris[0]!,
+      code_verifier: verifier,
+    });
+  if (reason === 'replay') await exchange(pkce.verifier);
+  await exchange(reason === 'replay' ? pkce.verifier : 'x'.repeat(43));
+  expect(types().at(-1)).toBe('code.replayed');
+  expect(events.at(-1)).toMatchObject({ clientId: client.client_id, userId: USER.id, reason });
+});
+
+test('refresh reuse: refresh_token.reused (the grant is revoked), not a second grant.revoked', async () => {
+  open({ lifetimes: { refreshRetryWindow: 0 } });
+  const { client, tokens } = await obtainTokens(server);
+  await refresh(client, tokens.refresh_token);
+  server.clock.advance(1);
+  expect((await refresh(client, tokens.refresh_token)).status).toBe(400);
+  expect(types().slice(-2)).toEqual(['token.refreshed', 'refresh_token.reused']);
+  expect(events.at(-1)).toMatchObject({ clientId: client.client_id });
+});
+
+test('revocation by the user or an administrator through oauth.revokeGrant, once', async () => {
+  open();
+  const { tokens } = await obtainTokens(server);
+  const grantId = JSON.parse(
+    Buffer.from(tokens.access_token.split('.')[1]!, 'base64url').toString(),
+  ).grant_id;
+  expect(await server.oauth.revokeGrant(grantId, { by: 'user', userId: USER.id })).toBe(true);
+  expect(await server.oauth.revokeGrant(grantId)).toBe(false);
+  expect(events.filter((event) => event.type === 'grant.revoked')).toEqual([
+    expect.objectContaining({ grantId, by: 'user', userId: USER.id }),
+  ]);
+  const second = await obtainTokens(server);
+  const otherGrant = JSON.parse(
+    Buffer.from(second.tokens.access_token.split('.')[1]!, 'base64url').toString(),
+  ).grant_id;
+  await server.oauth.revokeGrant(otherGrant);
+  expect(events.at(-1)).toMatchObject({ type: 'grant.revoked', grantId: otherGrant, by: 'admin' });
+  expect(events.at(-1)!.requestId).toBeUndefined();
+});
+
+test('introspection and a rate limit hit', async () => {
+  open({ rateLimits: { introspect: { limit: 1 } } });
+  const { client, tokens } = await obtainTokens(server);
+  await tokenRequest(server.app, client, { token: tokens.access_token }, '/v1/oauth/introspect');
+  await tokenRequest(server.app, client, { token: tokens.access_token }, '/v1/oauth/introspect');
+  expect(types().slice(-2)).toEqual(['token.introspected', 'rate_limit.hit']);
+  expect(events.at(-2)).toMatchObject({
+    clientId: client.client_id,
+    active: true,
+    tokenType: 'access_token',
+  });
+  expect(events.at(-1)).toMatchObject({ limit: 'introspect' });
+});
+
+test.each([
+  [
+    'throws',
+    () => {
+      throw new Error('audit sink down');
+    },
+  ],
+  ['rejects', () => Promise.reject(new Error('audit sink down'))],
+])('an onEvent that %s does not fail the request; onError hears of it', async (_name, onEvent) => {
+  const errors: unknown[] = [];
+  open({ onEvent, onError: (error) => void errors.push(error) });
+  const res = await request(server.app)
+    .post('/v1/oauth/register')
+    .send({ redirect_uris: ['https://client.example/cb'] });
+  expect(res.status).toBe(201);
+  await new Promise((resolve) => setImmediate(resolve));
+  expect(errors).toEqual([expect.objectContaining({ message: 'audit sink down' })]);
+});
+
+test('onEvent must be a function', () => {
+  expect(() => createTestServer({ onEvent: 'log' as never })).toThrow(/onEvent must be a function/);
+});
