@@ -71,6 +71,13 @@ export function postgresAppDb(pool: Pool): AppDb {
       async transaction(work) {
         if (target !== pool) return work(self);
         const client = await pool.connect();
+        // A connection that dies while checked out emits 'error' on the client: without a listener that would
+        // crash the app. The broken client is destroyed on release, not returned to the pool.
+        let broken: Error | undefined;
+        const onBroken = (error: Error) => {
+          broken = error;
+        };
+        client.on('error', onBroken);
         try {
           await client.query('BEGIN');
           const result = await work(on(client));
@@ -80,7 +87,8 @@ export function postgresAppDb(pool: Pool): AppDb {
           await client.query('ROLLBACK').catch(() => undefined);
           throw error;
         } finally {
-          client.release();
+          client.off('error', onBroken);
+          client.release(broken);
         }
       },
     };

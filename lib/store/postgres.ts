@@ -84,14 +84,7 @@ export function createPostgresStore(
   const now = options.now ?? Date.now;
   const t = (table: string) => `${schema}.${table}`;
 
-  const ready = (async () => {
-    const client = await pool.connect();
-    try {
-      await migratePostgres(client, schema);
-    } finally {
-      client.release();
-    }
-  })();
+  const ready = withClient(pool, (client) => migratePostgres(client, schema));
   // Reported through `ready` and every call; not an unhandled rejection meanwhile.
   ready.catch(() => undefined);
 
@@ -107,18 +100,17 @@ export function createPostgresStore(
 
   async function transaction<T>(work: (client: PoolClient) => Promise<T>): Promise<T> {
     await ready;
-    const client = await pool.connect();
-    try {
-      await client.query('BEGIN');
-      const result = await work(client);
-      await client.query('COMMIT');
-      return result;
-    } catch (error) {
-      await client.query('ROLLBACK').catch(() => undefined);
-      throw error;
-    } finally {
-      client.release();
-    }
+    return withClient(pool, async (client) => {
+      try {
+        await client.query('BEGIN');
+        const result = await work(client);
+        await client.query('COMMIT');
+        return result;
+      } catch (error) {
+        await client.query('ROLLBACK').catch(() => undefined);
+        throw error;
+      }
+    });
   }
 
   // A grant's last use is its newest refresh token's issuance, read through the (grant_id, issued_at) index.
@@ -341,4 +333,24 @@ export function createPostgresStore(
       return removed;
     },
   };
+}
+
+/**
+ * A client of the pool, for `work`. A connection that dies while checked out is reported on the client as an
+ * 'error' event (the query under way fails with it too): without a listener that event would crash the process. The
+ * broken client is destroyed on release instead of going back to the pool.
+ */
+async function withClient<T>(pool: Pool, work: (client: PoolClient) => Promise<T>): Promise<T> {
+  const client = await pool.connect();
+  let broken: Error | undefined;
+  const onBroken = (error: Error) => {
+    broken = error;
+  };
+  client.on('error', onBroken);
+  try {
+    return await work(client);
+  } finally {
+    client.off('error', onBroken);
+    client.release(broken);
+  }
 }

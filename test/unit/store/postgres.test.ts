@@ -5,7 +5,8 @@ import { createPostgresStore } from '../../../lib/store/postgres';
 import { migratePostgres, POSTGRES_SCHEMA_VERSION } from '../../../lib/store/postgres-schema';
 import { createFakeClock } from '../../helpers/clock';
 import { expectV3HistoryMigrated, v3History } from '../../helpers/v3-rotation-history';
-import { clientRecord } from '../../helpers/fixtures';
+import { clientRecord, codeRecord, grantRecord } from '../../helpers/fixtures';
+import { startTcpProxy } from '../../helpers/tcp-proxy';
 import { DATABASE_URL, describeWith } from '../../helpers/services';
 import { waitUntil } from '../../helpers/wait';
 
@@ -141,5 +142,44 @@ describeWith('PostgreSQL store setup', { postgres: true }, () => {
     await expect(store.ready).rejects.toThrow(/newer than this package knows .* upgrade express-mcp-oauth/);
     await store.close();
     await admin.query(`DROP SCHEMA ${newer} CASCADE`);
+  });
+
+  test('a connection that dies inside a transaction fails that call, does not crash the process, and is replaced', async () => {
+    const proxy = await startTcpProxy(Number(new URL(DATABASE_URL!).port || 5432));
+    const url = new URL(DATABASE_URL!);
+    url.host = `127.0.0.1:${proxy.port}`;
+    const clock = createFakeClock();
+    const store = createPostgresStore(url.href, {
+      schema,
+      now: clock.now,
+      onConnectionError: () => undefined,
+    });
+    await store.ready;
+    const client = clientRecord();
+    await store.registerClient(client);
+    const grant = grantRecord(clock.now(), { clientId: client.clientId });
+    await store.createGrant(grant);
+    const code = codeRecord(clock.now(), grant);
+    await store.saveAuthorizationCode(code);
+    // Another session holds the code's row, so the store's transaction waits inside its UPDATE, checked out.
+    const blocker = await admin.connect();
+    await blocker.query('BEGIN');
+    await blocker.query(`SELECT 1 FROM ${schema}.oauth_authorization_codes WHERE code_hash = $1 FOR UPDATE`, [
+      code.codeHash,
+    ]);
+    try {
+      const pending = Promise.resolve(store.consumeAuthorizationCode(code.codeHash));
+      pending.catch(() => undefined);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      await proxy.cut();
+      await expect(pending).rejects.toThrow(/terminated|ECONNRESET|closed/i);
+    } finally {
+      await blocker.query('ROLLBACK');
+      blocker.release();
+    }
+    await proxy.restore();
+    expect(await store.consumeAuthorizationCode(code.codeHash)).toMatchObject({ status: 'consumed' });
+    await store.close();
+    await proxy.stop();
   });
 });
