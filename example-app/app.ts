@@ -4,6 +4,7 @@ import express, { type ErrorRequestHandler, type Express } from 'express';
 import {
   createJwtSigner,
   createOAuthRouter,
+  DEFAULT_PATHS,
   isStoreUnavailable,
   type ClientMetadataDocumentOptions,
   type JwtSigner,
@@ -26,6 +27,7 @@ import { connectRateLimitStore } from './rate-limit-store';
 import { authenticateUser } from './users';
 import { createAuditLog, type AuditLog } from './audit';
 import { createLogger, requestLogger } from './log';
+import { createAppMetrics, routeNamer, type AppMetrics } from './metrics';
 import type { DestinationStream, Logger } from 'pino';
 
 export interface ExampleApp {
@@ -42,6 +44,8 @@ export interface ExampleApp {
   logger: Logger;
   /** The audit trail: every OAuth event, logged and kept in audit_events. */
   audit: AuditLog;
+  /** With METRICS_PORT: the metrics and the URL they are served at. */
+  metrics?: { url: string; registry: AppMetrics['registry'] };
   close(): Promise<void>;
 }
 
@@ -58,7 +62,24 @@ export async function createExampleApp(
 ): Promise<ExampleApp> {
   const logger = createLogger(config.logLevel, extras.logDestination);
   const database = await openAppDatabase(config);
-  const { db, store } = database;
+  const { db } = database;
+  // Metrics cost nothing when they are off: no timing wrapper, no middleware.
+  const metrics =
+    config.metricsPort === undefined
+      ? undefined
+      : createAppMetrics({
+          routeOf: routeNamer(DEFAULT_PATHS),
+          activeGrants: async () =>
+            Number(
+              (
+                await db.get<{ n: number }>(
+                  'SELECT count(*) AS n FROM oauth_grants WHERE revoked_at IS NULL AND expires_at > ?',
+                  [Date.now()],
+                )
+              )?.n ?? 0,
+            ),
+        });
+  const store = metrics ? metrics.timedStore(database.store) : database.store;
   const audit = createAuditLog(db, logger, config.auditRetentionMs);
   const shared =
     config.rateLimits && config.redisUrl
@@ -89,7 +110,12 @@ export async function createExampleApp(
     authenticateUser: (email, password) => authenticateUser(db, email, password),
     clientMetadataDocuments: { ...extras.clientMetadataDocuments, allowLoopback: config.cimdAllowLoopback },
     resourceServers: Object.fromEntries(config.resourceServerClients.map((id) => [id, [resource]])),
-    onEvent: audit.record,
+    onEvent: metrics
+      ? (event) => {
+          metrics.record(event);
+          audit.record(event);
+        }
+      : audit.record,
     onError: (error, req) =>
       (req.log ?? logger).error({ err: error }, 'unexpected error in the OAuth router'),
   });
@@ -98,6 +124,7 @@ export async function createExampleApp(
   app.disable('x-powered-by');
   // First, so that every line logged for a request (audit events included) carries its id.
   app.use(requestLogger(logger));
+  if (metrics) app.use(metrics.middleware);
   // Behind a load balancer, the client's address (for rate limits) is in X-Forwarded-For: trust that many hops.
   if (config.trustProxy !== undefined) app.set('trust proxy', config.trustProxy);
   const base = new URL(config.baseUrl);
@@ -170,9 +197,12 @@ export async function createExampleApp(
     });
   }) as ErrorRequestHandler);
 
+  const metricsUrl = metrics ? await metrics.listen(config.metricsPort!, config.metricsHost) : undefined;
+
   return {
     app,
     oauth,
+    ...(metrics ? { metrics: { url: metricsUrl!, registry: metrics.registry } } : {}),
     signer,
     store,
     db,
@@ -182,6 +212,7 @@ export async function createExampleApp(
     audit,
     close: async () => {
       purge.stop();
+      await metrics?.close();
       await audit.flush();
       await shared?.close();
       await database.close();

@@ -34,6 +34,10 @@ export interface AppConfig {
   logLevel: string;
   /** AUDIT_RETENTION_DAYS: how long audit events are kept, in milliseconds (default 90 days). */
   auditRetentionMs: number;
+  /** METRICS_PORT: where Prometheus metrics are served (0: any free port); undefined: no metrics. */
+  metricsPort: number | undefined;
+  /** METRICS_HOST: the address the metrics port listens on (default 127.0.0.1, loopback only). */
+  metricsHost: string;
 }
 
 export class ConfigError extends Error {
@@ -103,12 +107,22 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   const retentionDays = env.AUDIT_RETENTION_DAYS ? Number(env.AUDIT_RETENTION_DAYS) : 90;
   if (!Number.isInteger(retentionDays) || retentionDays < 1 || retentionDays > 3650)
     throw new ConfigError('AUDIT_RETENTION_DAYS must be a whole number of days from 1 to 3650.');
+  const metricsPort = env.METRICS_PORT ? Number(env.METRICS_PORT) : undefined;
+  if (
+    metricsPort !== undefined &&
+    !(Number.isInteger(metricsPort) && metricsPort >= 0 && metricsPort <= 65535)
+  )
+    throw new ConfigError(`METRICS_PORT must be a port number, got "${env.METRICS_PORT}".`);
+  if (metricsPort !== undefined && metricsPort === port && port !== 0)
+    throw new ConfigError('METRICS_PORT must differ from PORT: metrics are never served on the public port.');
   const resourceServerClients = (env.RESOURCE_SERVER_CLIENTS ?? '')
     .split(',')
     .map((id) => id.trim())
     .filter(Boolean);
   return {
     port,
+    metricsPort,
+    metricsHost: env.METRICS_HOST || '127.0.0.1',
     logLevel,
     auditRetentionMs: retentionDays * 86_400_000,
     resourceServerClients,

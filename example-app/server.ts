@@ -13,9 +13,10 @@ async function main(): Promise<void> {
       'WARNING: CIMD_ALLOW_LOOPBACK=1: client metadata documents and JWKS may be fetched from loopback addresses. ' +
         'Use this for tests only, never in production.',
     );
-  const { app, close, description } = await createExampleApp(config);
+  const { app, close, description, metrics } = await createExampleApp(config);
   const server = app.listen(config.port, () => {
     console.log(`Business service MCP server on ${config.baseUrl}/mcp (${description})`);
+    if (metrics) console.log(`Prometheus metrics on ${metrics.url}`);
   });
   const stop = () =>
     server.close(() => {

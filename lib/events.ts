@@ -18,6 +18,8 @@ export type OAuthEventType =
   /** A code presented again, or with a wrong PKCE verifier: its grant is revoked. */
   | 'code.replayed'
   | 'token.refreshed'
+  /** The token endpoint refused a request: `reason` is the OAuth error code (invalid_grant, invalid_client, ...). */
+  | 'token.refused'
   /** A used or superseded refresh token presented outside its retry window: its grant is revoked. */
   | 'refresh_token.reused'
   /** A grant ended by its user, its client (RFC 7009 revocation) or an administrator. */
@@ -45,7 +47,7 @@ export interface OAuthEvent {
   scopes?: readonly string[];
   /** grant.revoked: who ended it. */
   by?: RevokedBy;
-  /** code.replayed: `replay` or `pkce_mismatch`; sign_in.failed: `bad_credentials`. */
+  /** code.replayed: `replay` or `pkce_mismatch`; sign_in.failed: `bad_credentials`; token.refused: the error code. */
   reason?: string;
   /** token.introspected: what the caller was told. */
   active?: boolean;
@@ -53,6 +55,8 @@ export interface OAuthEvent {
   limit?: string;
   /** token.introspected: the kind of token asked about, when it was found. */
   tokenType?: 'access_token' | 'refresh_token';
+  /** token.refused: the grant_type asked for, when it was one of the supported ones. */
+  grantType?: 'authorization_code' | 'refresh_token';
 }
 
 /** The fields an emitter call may give (the rest is filled in). */

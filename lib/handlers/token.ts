@@ -1,12 +1,12 @@
 // The token endpoint (RFC 6749 §3.2): authorization_code with PKCE (§4.1.3, RFC 7636 §4.6) and refresh_token
 // with rotation and reuse detection (§6, RFC 9700 §4.14).
-import type { Request, RequestHandler } from 'express';
+import type { Request, RequestHandler, Response } from 'express';
 import { handle, type OAuthContext } from '../context';
 import { isValidCodeVerifier, verifyS256 } from '../crypto/pkce';
 import { issueRefreshToken, refreshTokenKey } from '../crypto/refresh-token';
 import { rotateRefreshToken } from '../grants/rotation';
 import { hashSecret } from '../crypto/secrets';
-import { OAuthError } from '../errors';
+import { OAuthError, isOAuthError } from '../errors';
 import { authenticateClient } from './client-authentication';
 import type { AuthorizationCodeRecord, ClientRecord, GrantRecord } from '../store/types';
 import { readParam, readResource, requireParam } from '../util/params';
@@ -24,31 +24,43 @@ const invalidGrant = (description: string) => new OAuthError('invalid_grant', de
 
 export function tokenHandler(ctx: OAuthContext): RequestHandler {
   return handle(async function tokenEndpoint(req, res) {
-    const client = (await authenticateClient(ctx, req, { endpoint: ctx.config.endpoints.token }))!;
-    const grantType = requireParam(req.body, 'grant_type');
-    if (grantType !== 'authorization_code' && grantType !== 'refresh_token') {
-      throw new OAuthError('unsupported_grant_type', 'Use grant_type authorization_code or refresh_token.');
+    try {
+      await answerTokenRequest(ctx, req, res);
+    } catch (error) {
+      if (isOAuthError(error)) {
+        const grantType = readParam(req.body, 'grant_type');
+        ctx.emit(req, 'token.refused', {
+          reason: error.code,
+          ...(grantType === 'authorization_code' || grantType === 'refresh_token' ? { grantType } : {}),
+        });
+      }
+      throw error;
     }
-    if (!client.grantTypes.includes(grantType)) {
-      throw new OAuthError(
-        'unauthorized_client',
-        `This client did not register the ${grantType} grant type.`,
-      );
-    }
-    const body =
-      grantType === 'authorization_code'
-        ? await exchangeCode(ctx, req, client)
-        : await refresh(ctx, req, client);
-    // RFC 6749 §5.1: responses with tokens must not be cached. Written directly: an ETag (which res.json would hash
-    // the body for) means nothing on a response that is never cached.
-    const json = Buffer.from(JSON.stringify(body));
-    res.statusCode = 200;
-    res.setHeader('Cache-Control', 'no-store');
-    res.setHeader('Pragma', 'no-cache');
-    res.setHeader('Content-Type', 'application/json; charset=utf-8');
-    res.setHeader('Content-Length', json.length);
-    res.end(json);
   });
+}
+
+async function answerTokenRequest(ctx: OAuthContext, req: Request, res: Response): Promise<void> {
+  const client = (await authenticateClient(ctx, req, { endpoint: ctx.config.endpoints.token }))!;
+  const grantType = requireParam(req.body, 'grant_type');
+  if (grantType !== 'authorization_code' && grantType !== 'refresh_token') {
+    throw new OAuthError('unsupported_grant_type', 'Use grant_type authorization_code or refresh_token.');
+  }
+  if (!client.grantTypes.includes(grantType)) {
+    throw new OAuthError('unauthorized_client', `This client did not register the ${grantType} grant type.`);
+  }
+  const body =
+    grantType === 'authorization_code'
+      ? await exchangeCode(ctx, req, client)
+      : await refresh(ctx, req, client);
+  // RFC 6749 §5.1: responses with tokens must not be cached. Written directly: an ETag (which res.json would hash
+  // the body for) means nothing on a response that is never cached.
+  const json = Buffer.from(JSON.stringify(body));
+  res.statusCode = 200;
+  res.setHeader('Cache-Control', 'no-store');
+  res.setHeader('Pragma', 'no-cache');
+  res.setHeader('Content-Type', 'application/json; charset=utf-8');
+  res.setHeader('Content-Length', json.length);
+  res.end(json);
 }
 
 async function exchangeCode(ctx: OAuthContext, req: Request, client: ClientRecord): Promise<TokenResponse> {

@@ -122,8 +122,10 @@ test.each([
     });
   if (reason === 'replay') await exchange(pkce.verifier);
   await exchange(reason === 'replay' ? pkce.verifier : 'x'.repeat(43));
-  expect(types().at(-1)).toBe('code.replayed');
-  expect(events.at(-1)).toMatchObject({ clientId: client.client_id, userId: USER.id, reason });
+  // What happened to the grant, then the refusal the client saw.
+  expect(types().slice(-2)).toEqual(['code.replayed', 'token.refused']);
+  expect(events.at(-2)).toMatchObject({ clientId: client.client_id, userId: USER.id, reason });
+  expect(events.at(-1)).toMatchObject({ reason: 'invalid_grant', grantType: 'authorization_code' });
 });
 
 test('refresh reuse: refresh_token.reused (the grant is revoked), not a second grant.revoked', async () => {
@@ -132,8 +134,20 @@ test('refresh reuse: refresh_token.reused (the grant is revoked), not a second g
   await refresh(client, tokens.refresh_token);
   server.clock.advance(1);
   expect((await refresh(client, tokens.refresh_token)).status).toBe(400);
-  expect(types().slice(-2)).toEqual(['token.refreshed', 'refresh_token.reused']);
-  expect(events.at(-1)).toMatchObject({ clientId: client.client_id });
+  expect(types().slice(-3)).toEqual(['token.refreshed', 'refresh_token.reused', 'token.refused']);
+  expect(events.at(-2)).toMatchObject({ clientId: client.client_id });
+});
+
+test('a refused token request: token.refused with the error code and the grant type', async () => {
+  open();
+  const { client } = await obtainTokens(server);
+  await refresh(client, 'not-a-token');
+  await tokenRequest(server.app, client, { grant_type: 'password' });
+  expect(events.slice(-2)).toEqual([
+    expect.objectContaining({ type: 'token.refused', reason: 'invalid_grant', grantType: 'refresh_token' }),
+    expect.objectContaining({ type: 'token.refused', reason: 'unsupported_grant_type' }),
+  ]);
+  expect(events.at(-1)!.grantType).toBeUndefined();
 });
 
 test('revocation by the user or an administrator through oauth.revokeGrant, once', async () => {
