@@ -17,7 +17,8 @@ import type { AppConfig } from './config';
 import type { AppDb } from './db/database';
 import { openAppDatabase } from './db/open';
 import { createSecretSealer, loadSecretKey } from './db/secret-key';
-import { cookieSecret, signingKeyPem } from './db/secrets';
+import { cookieSecret } from './db/secrets';
+import { openSigner } from './keys';
 import { checkHost } from './http/guards';
 import { createHealthRoutes } from './http/health';
 import { createMcpEndpoint } from './mcp/endpoint';
@@ -85,12 +86,14 @@ export async function createExampleApp(
     config.rateLimits && config.redisUrl
       ? await connectRateLimitStore(config.redisUrl, config.rateLimitPrefix)
       : undefined;
-  const sealer = createSecretSealer(loadSecretKey(config));
+  const secretKey = loadSecretKey(config);
+  const sealer = createSecretSealer(secretKey);
   const secret = await cookieSecret(db, sealer);
-  // Every instance on the same database signs with the same key, so any of them verifies any token.
-  const signer = createJwtSigner({
-    keys: [{ privateKey: await signingKeyPem(db, sealer, config.signingKey) }],
-  });
+  // Every instance on the same database shares one key set (rotated by `npm run keys:rotate`), so any of them
+  // verifies any token.
+  const signer = await openSigner(config, db, store, { key: secretKey, sealer }, (error) =>
+    logger.warn({ err: error }, 're-reading the signing keys failed'),
+  );
   const resource = `${config.baseUrl}/mcp`;
   const purge = schedulePurge(
     store,
@@ -212,6 +215,7 @@ export async function createExampleApp(
     audit,
     close: async () => {
       purge.stop();
+      signer.close?.();
       await metrics?.close();
       await audit.flush();
       await shared?.close();

@@ -38,6 +38,8 @@ export interface AppConfig {
   metricsPort: number | undefined;
   /** METRICS_HOST: the address the metrics port listens on (default 127.0.0.1, loopback only). */
   metricsHost: string;
+  /** KEYS_REFRESH_SECONDS: how often the signing key set is re-read, in milliseconds (default and most 60 s). */
+  keysRefreshMs: number;
 }
 
 export class ConfigError extends Error {
@@ -107,6 +109,9 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   const retentionDays = env.AUDIT_RETENTION_DAYS ? Number(env.AUDIT_RETENTION_DAYS) : 90;
   if (!Number.isInteger(retentionDays) || retentionDays < 1 || retentionDays > 3650)
     throw new ConfigError('AUDIT_RETENTION_DAYS must be a whole number of days from 1 to 3650.');
+  const keysRefresh = env.KEYS_REFRESH_SECONDS ? Number(env.KEYS_REFRESH_SECONDS) : 60;
+  if (!Number.isInteger(keysRefresh) || keysRefresh < 1 || keysRefresh > 60)
+    throw new ConfigError('KEYS_REFRESH_SECONDS must be a whole number of seconds from 1 to 60.');
   const metricsPort = env.METRICS_PORT ? Number(env.METRICS_PORT) : undefined;
   if (
     metricsPort !== undefined &&
@@ -121,6 +126,7 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     .filter(Boolean);
   return {
     port,
+    keysRefreshMs: keysRefresh * 1000,
     metricsPort,
     metricsHost: env.METRICS_HOST || '127.0.0.1',
     logLevel,

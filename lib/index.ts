@@ -29,6 +29,15 @@ export type { SecretHash } from './crypto/secrets';
 export { createJwtSigner } from './crypto/signer';
 /** The signer, its options and the claims of its access tokens. */
 export type { AccessTokenClaims, AccessTokenInput, JwtSigner, JwtSignerOptions } from './crypto/signer';
+/**
+ * Creates a signer over a key set kept in the store and shared by every instance: keys rotate without a cutover
+ * (next, current, retired), sealed at rest with an encryption key.
+ */
+export { createKeySetSigner } from './keys/key-set-signer';
+/** The key-set signer, its options and what it reports of each key. */
+export type { KeySetEntry, KeySetSigner, KeySetSignerOptions } from './keys/key-set-signer';
+/** The storage of a key set, which the SQLite and PostgreSQL stores implement, and its records. */
+export type { SigningKeyRecord, SigningKeyState, SigningKeyStore } from './store/types';
 /** Generates a signing key pair (EC P-256 for ES256, RSA 2048 for RS256) and returns its private KeyObject. */
 export { generateSigningKey } from './crypto/keys';
 /** A signing key as the signer accepts it, the supported algorithms, and a published public key. */

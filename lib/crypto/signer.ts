@@ -57,8 +57,32 @@ export interface JwtSigner {
   signAccessToken(input: AccessTokenInput): { token: string; claims: AccessTokenClaims };
   /** Verifies signature, algorithm, typ, issuer, audience and expiry; throws OAuthError invalid_token otherwise. */
   verifyAccessToken(token: string, expected: { issuer: string; audience: string }): AccessTokenClaims;
-  /** The public keys as an RFC 7517 JWK Set; the same frozen object on every call. */
+  /** The public keys as an RFC 7517 JWK Set; the same frozen object until the keys change. */
   jwks(): { keys: readonly PublicJwk[] };
+  /**
+   * A key set shared with other instances (createKeySetSigner): verifies, reading the set again first when the token
+   * names a kid this instance does not know yet. The router uses it, when present, after verifyAccessToken refused an
+   * unknown key.
+   */
+  verifyAccessTokenFresh?(
+    token: string,
+    expected: { issuer: string; audience: string },
+  ): Promise<AccessTokenClaims>;
+  /** A key set shared with other instances: reads it again unless the copy in memory is younger than maxAgeMs. */
+  reloadKeys?(options?: { maxAgeMs?: number }): Promise<void>;
+}
+
+/** The cause of the invalid_token error for a token whose kid no key of the signer has. */
+export class UnknownKeyError extends Error {
+  override readonly name = 'UnknownKeyError';
+  constructor(readonly kid: unknown) {
+    super(`No signing key has the kid ${JSON.stringify(kid)}.`);
+  }
+}
+
+/** Whether an error is the invalid_token of an unknown kid. */
+export function isUnknownKeyError(error: unknown): boolean {
+  return error instanceof OAuthError && error.cause instanceof UnknownKeyError;
 }
 
 /** RFC 9068 §2.1: the header's typ is "at+jwt"; §4 also accepts "application/at+jwt". */
@@ -104,7 +128,11 @@ export function createJwtSigner(options: JwtSignerOptions = {}): JwtSigner {
         throw invalidToken('The token is not an access token (typ must be at+jwt).');
       }
       const key = header.kid === undefined ? undefined : byKid.get(header.kid);
-      if (!key) throw invalidToken('The access token was signed with an unknown key.');
+      if (!key)
+        throw invalidToken(
+          'The access token was signed with an unknown key.',
+          new UnknownKeyError(header.kid),
+        );
       try {
         // The algorithm is pinned to the key's own, so "none" or an HMAC made with the public key never passes.
         const payload = jwt.verify(token, key.publicKey, {

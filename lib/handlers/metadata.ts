@@ -67,5 +67,17 @@ export function protectedResourceMetadataHandler({ config }: OAuthContext, resou
 
 export function jwksHandler({ signer }: OAuthContext): RequestHandler {
   // Short caching: a verifier elsewhere must see a newly added key soon after a rotation.
-  return jsonDocument(signer.jwks(), 'public, max-age=300');
+  const cacheControl = 'public, max-age=300';
+  if (!signer.reloadKeys) return jsonDocument(signer.jwks(), cacheControl);
+  // A key set shared with other instances: read at most a second old, so a key another instance (or
+  // `keys:rotate`) has just added is published at once; serialised again only when the set changed.
+  let served: { jwks: unknown; handler: RequestHandler } | undefined;
+  const reloadKeys = signer.reloadKeys.bind(signer);
+  return function serveKeySet(req, res, next) {
+    reloadKeys({ maxAgeMs: 1000 }).then(() => {
+      const jwks = signer.jwks();
+      if (served?.jwks !== jwks) served = { jwks, handler: jsonDocument(jwks, cacheControl) };
+      served.handler(req, res, next);
+    }, next);
+  };
 }

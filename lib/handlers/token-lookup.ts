@@ -2,7 +2,7 @@
 // signature (for any configured resource), a refresh token by its store key. Neither lookup changes anything.
 import type { OAuthContext } from '../context';
 import { refreshTokenKey } from '../crypto/refresh-token';
-import type { AccessTokenClaims } from '../crypto/signer';
+import { isUnknownKeyError, type AccessTokenClaims } from '../crypto/signer';
 import { isOAuthError } from '../errors';
 import type { RefreshTokenLookup } from '../store/types';
 
@@ -15,13 +15,19 @@ type Lookup = (ctx: OAuthContext, token: string) => Promise<FoundToken | undefin
 const findAccessToken: Lookup = async ({ signer, config }, token) => {
   if (token.split('.').length !== 3) return undefined;
   for (const audience of config.resources) {
+    const expected = { issuer: config.issuer, audience };
     try {
-      return {
-        kind: 'access_token',
-        claims: signer.verifyAccessToken(token, { issuer: config.issuer, audience }),
-      };
+      return { kind: 'access_token', claims: signer.verifyAccessToken(token, expected) };
     } catch (error) {
       if (!isOAuthError(error)) throw error;
+      // Another instance may have rotated in a key this one has not read yet.
+      if (isUnknownKeyError(error) && signer.verifyAccessTokenFresh) {
+        try {
+          return { kind: 'access_token', claims: await signer.verifyAccessTokenFresh(token, expected) };
+        } catch (again) {
+          if (!isOAuthError(again)) throw again;
+        }
+      }
     }
   }
   return undefined;

@@ -2,11 +2,12 @@
 // per-route work (header templates, the resource URL) is done once, when the middleware is created.
 import type { Request, RequestHandler, Response } from 'express';
 import type { OAuthContext } from '../context';
+import { isUnknownKeyError } from '../crypto/signer';
 import { OAuthError, isOAuthError } from '../errors';
 import { isStoreUnavailable } from '../store/unavailable';
 import { storeUnavailable } from './error-handler';
 import { protectedResourceMetadataUrl } from '../paths';
-import type { BearerCache } from './bearer-cache';
+import type { BearerCache, VerifiedToken } from './bearer-cache';
 import { refuseBearer } from './bearer-refusal';
 
 /** What requireBearer puts on `req.auth`. It is a superset of the MCP SDK's AuthInfo, so the SDK passes it to tools. */
@@ -85,44 +86,57 @@ export function createRequireBearer(
             cache.rememberToken(token, resource, signer.verifyAccessToken(token, expected));
         } catch (error) {
           if (!isOAuthError(error)) return next(error);
+          // A key set shared with other instances may have a key this one has not read yet: read it, then decide.
+          if (isUnknownKeyError(error) && signer.verifyAccessTokenFresh) {
+            const presented = token;
+            signer.verifyAccessTokenFresh(presented, expected).then(
+              (claims) => proceed(presented, cache.rememberToken(presented, resource, claims)),
+              (again: unknown) => (isOAuthError(again) ? refuse(res, again) : next(again)),
+            );
+            return;
+          }
           return refuse(res, error);
         }
       }
-      const { claims, scopes } = known;
-      const admit = (active: boolean) => {
-        if (!active)
-          return refuse(res, new OAuthError('invalid_token', 'The access token has been revoked.'));
-        if (needed.length) {
-          const missing = needed.filter((scope) => !scopes.includes(scope));
-          if (missing.length) {
-            return refuse(
-              res,
-              new OAuthError('insufficient_scope', `This needs the scope ${missing.join(' ')}.`),
-            );
+      proceed(token, known);
+
+      function proceed(token: string, known: VerifiedToken) {
+        const { claims, scopes } = known;
+        const admit = (active: boolean) => {
+          if (!active)
+            return refuse(res, new OAuthError('invalid_token', 'The access token has been revoked.'));
+          if (needed.length) {
+            const missing = needed.filter((scope) => !scopes.includes(scope));
+            if (missing.length) {
+              return refuse(
+                res,
+                new OAuthError('insufficient_scope', `This needs the scope ${missing.join(' ')}.`),
+              );
+            }
           }
-        }
-        (req as AuthenticatedRequest).auth = {
-          token,
-          clientId: claims.client_id,
-          userId: claims.sub,
-          scopes: [...scopes],
-          grantId: claims.grant_id,
-          expiresAt: claims.exp,
-          resource: resourceUrl,
-          extra: { userId: claims.sub, grantId: claims.grant_id },
+          (req as AuthenticatedRequest).auth = {
+            token,
+            clientId: claims.client_id,
+            userId: claims.sub,
+            scopes: [...scopes],
+            grantId: claims.grant_id,
+            expiresAt: claims.exp,
+            resource: resourceUrl,
+            extra: { userId: claims.sub, grantId: claims.grant_id },
+          };
+          next();
         };
-        next();
-      };
-      // Usually answered from memory: no promise, no database read.
-      const active = cache.isGrantActive(claims.grant_id);
-      if (typeof active === 'boolean') return admit(active);
-      active.then(admit, (error: unknown) => {
-        if (!isStoreUnavailable(error)) return next(error);
-        // The tool server answers the outage itself: 503 with Retry-After, not the host app's 500.
-        config.onError(error, req);
-        res.setHeader('Retry-After', '5');
-        res.status(503).json(storeUnavailable(error).toJSON());
-      });
+        // Usually answered from memory: no promise, no database read.
+        const active = cache.isGrantActive(claims.grant_id);
+        if (typeof active === 'boolean') return admit(active);
+        active.then(admit, (error: unknown) => {
+          if (!isStoreUnavailable(error)) return next(error);
+          // The tool server answers the outage itself: 503 with Retry-After, not the host app's 500.
+          config.onError(error, req);
+          res.setHeader('Retry-After', '5');
+          res.status(503).json(storeUnavailable(error).toJSON());
+        });
+      }
     };
   };
 }

@@ -93,6 +93,17 @@ const migrations = (s: string): readonly string[] => [
   );
   CREATE INDEX oauth_client_assertions_expiry ON ${s}.oauth_client_assertions (expires_at);
   `,
+  // 6: the signing keys of a store-backed key set (createKeySetSigner), sealed; at most one current.
+  `
+  CREATE TABLE ${s}.oauth_signing_keys (
+    kid TEXT PRIMARY KEY,
+    sealed_key TEXT NOT NULL,
+    state TEXT NOT NULL CHECK (state IN ('next', 'current', 'retired')),
+    created_at BIGINT NOT NULL,
+    retired_at BIGINT
+  );
+  CREATE UNIQUE INDEX oauth_signing_keys_one_current ON ${s}.oauth_signing_keys (state) WHERE state = 'current';
+  `,
 ];
 
 /**

@@ -3,7 +3,7 @@
 import type { Pool, PoolClient, PoolConfig, QueryResultRow } from 'pg';
 import { migratePostgres } from './postgres-schema';
 import { mapRow, toClient, toCode, toGrant, toRefreshLookup, type Row } from './rows';
-import type { ClientRecord, GrantWithClient, OAuthStore } from './types';
+import type { ClientRecord, GrantWithClient, OAuthStore, SigningKeyRecord, SigningKeyStore } from './types';
 
 /** Options of createPostgresStore. */
 export interface PostgresStoreOptions {
@@ -21,7 +21,7 @@ export interface PostgresStoreOptions {
 }
 
 /** The PostgreSQL store: the storage contract, its pool, the migration it ran, and a clean shutdown. */
-export interface PostgresStore extends OAuthStore {
+export interface PostgresStore extends OAuthStore, SigningKeyStore {
   readonly pool: Pool;
   /** Resolves once the schema is migrated; rejects (and so does every call) if the database cannot be reached. */
   readonly ready: Promise<void>;
@@ -319,6 +319,47 @@ export function createPostgresStore(
           successor.expiresAt,
         ],
       )) !== undefined,
+
+    listSigningKeys: async () =>
+      (await query(`SELECT * FROM ${t('oauth_signing_keys')}`)).rows.map((row): SigningKeyRecord => ({
+        kid: row.kid as string,
+        sealedKey: row.sealed_key as string,
+        state: row.state as SigningKeyRecord['state'],
+        createdAt: row.created_at as number,
+        retiredAt: row.retired_at as number | null,
+      })),
+    // The partial unique index admits one current key; the loser of a race inserts nothing.
+    addSigningKey: async (key) =>
+      (await one(
+        `INSERT INTO ${t('oauth_signing_keys')} (kid, sealed_key, state, created_at, retired_at) VALUES ($1, $2, $3, $4, $5)
+         ON CONFLICT DO NOTHING RETURNING 1`,
+        [key.kid, key.sealedKey, key.state, key.createdAt, key.retiredAt],
+      )) !== undefined,
+    // One transaction, serialised with every other promotion by a lock, retiring before promoting so that the
+    // unique index of the current key holds at every row.
+    promoteSigningKey: (kid, at) =>
+      transaction(async (client) => {
+        await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [
+          `express-mcp-oauth:keys:${schema}`,
+        ]);
+        const next = await client.query(
+          `SELECT 1 FROM ${t('oauth_signing_keys')} WHERE kid = $1 AND state = 'next'`,
+          [kid],
+        );
+        if (next.rowCount === 0) return false;
+        await client.query(
+          `UPDATE ${t('oauth_signing_keys')} SET state = 'retired', retired_at = $1 WHERE state = 'current'`,
+          [at],
+        );
+        await client.query(`UPDATE ${t('oauth_signing_keys')} SET state = 'current' WHERE kid = $1`, [kid]);
+        return true;
+      }),
+    deleteRetiredSigningKeys: async (before) =>
+      (
+        await query(`DELETE FROM ${t('oauth_signing_keys')} WHERE state = 'retired' AND retired_at < $1`, [
+          before,
+        ])
+      ).rowCount ?? 0,
 
     async purgeExpired(batchSize = 500) {
       const at = now();

@@ -143,6 +143,17 @@ const MIGRATIONS: readonly string[] = [
   ) STRICT, WITHOUT ROWID;
   CREATE INDEX oauth_client_assertions_expiry ON oauth_client_assertions (expires_at);
   `,
+  // 6: the signing keys of a store-backed key set (createKeySetSigner), sealed; at most one current.
+  `
+  CREATE TABLE oauth_signing_keys (
+    kid TEXT PRIMARY KEY,
+    sealed_key TEXT NOT NULL,
+    state TEXT NOT NULL CHECK (state IN ('next', 'current', 'retired')),
+    created_at INTEGER NOT NULL,
+    retired_at INTEGER
+  ) STRICT;
+  CREATE UNIQUE INDEX oauth_signing_keys_one_current ON oauth_signing_keys (state) WHERE state = 'current';
+  `,
 ];
 
 /** The schema version this code expects. */

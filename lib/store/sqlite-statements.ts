@@ -66,6 +66,13 @@ const SQL = {
   deleteUnkeyedGrantTokens:
     "DELETE FROM oauth_refresh_tokens WHERE grant_id = ? AND instr(token_hash, '.') = 0",
   deleteGrant: 'DELETE FROM oauth_grants WHERE grant_id = ?',
+  listSigningKeys: 'SELECT * FROM oauth_signing_keys',
+  // The partial unique index lets only one current key in; ON CONFLICT DO NOTHING turns the loser's insert into 0 rows.
+  addSigningKey: `INSERT INTO oauth_signing_keys (kid, sealed_key, state, created_at, retired_at) VALUES (?, ?, ?, ?, ?)
+        ON CONFLICT DO NOTHING`,
+  retireCurrentKey: "UPDATE oauth_signing_keys SET state = 'retired', retired_at = ? WHERE state = 'current'",
+  promoteNextKey: "UPDATE oauth_signing_keys SET state = 'current' WHERE kid = ? AND state = 'next'",
+  deleteRetiredKeys: "DELETE FROM oauth_signing_keys WHERE state = 'retired' AND retired_at < ?",
 };
 
 /** Every statement of the SQLite store, prepared once when the store is created. */

@@ -4,7 +4,14 @@ import { grantKeyRange } from '../crypto/refresh-token';
 import { migrateSqlite } from './sqlite-schema';
 import { prepareStatements } from './sqlite-statements';
 import { mapRow, toClient, toCode, toGrant, toRefreshLookup, type Row } from './rows';
-import type { AdvanceRefreshTokenInput, ClientRecord, GrantWithClient, OAuthStore } from './types';
+import type {
+  AdvanceRefreshTokenInput,
+  ClientRecord,
+  GrantWithClient,
+  OAuthStore,
+  SigningKeyRecord,
+  SigningKeyStore,
+} from './types';
 
 /** Options of createSqliteStore. */
 export interface SqliteStoreOptions {
@@ -13,7 +20,7 @@ export interface SqliteStoreOptions {
 }
 
 /** The SQLite store: the storage contract, the underlying database, and a way to close it. */
-export interface SqliteStore extends OAuthStore {
+export interface SqliteStore extends OAuthStore, SigningKeyStore {
   /** The better-sqlite3 connection, for a host app that keeps its own tables in the same file. */
   readonly database: Database;
   /** Closes the connection if the store opened it. */
@@ -108,6 +115,14 @@ export function createSqliteStore(
     return removed;
   });
 
+  // Both steps or neither: the retired key and the new current one change together.
+  const promoteKey = db.transaction((kid: string, at: number): boolean => {
+    const next = db.prepare("SELECT 1 FROM oauth_signing_keys WHERE kid = ? AND state = 'next'").get(kid);
+    if (!next) return false;
+    sql.retireCurrentKey.run(at);
+    return sql.promoteNextKey.run(kid).changes === 1;
+  });
+
   const saveClient = (statement: (typeof sql)['insertClient'], client: ClientRecord) => {
     statement.run(
       client.clientId,
@@ -180,5 +195,18 @@ export function createSqliteStore(
     advanceRefreshToken: (input) => advance.immediate(input, now()),
 
     purgeExpired: (batchSize = 500) => purge.immediate(batchSize, now()),
+
+    listSigningKeys: () =>
+      (sql.listSigningKeys.all() as Row[]).map((row): SigningKeyRecord => ({
+        kid: row.kid as string,
+        sealedKey: row.sealed_key as string,
+        state: row.state as SigningKeyRecord['state'],
+        createdAt: row.created_at as number,
+        retiredAt: row.retired_at as number | null,
+      })),
+    addSigningKey: (key) =>
+      sql.addSigningKey.run(key.kid, key.sealedKey, key.state, key.createdAt, key.retiredAt).changes === 1,
+    promoteSigningKey: (kid, at) => promoteKey.immediate(kid, at),
+    deleteRetiredSigningKeys: (before) => sql.deleteRetiredKeys.run(before).changes,
   };
 }

@@ -208,3 +208,38 @@ export interface OAuthStore {
    */
   purgeExpired(batchSize?: number): MaybePromise<number>;
 }
+
+/** Where a signing key is in its life: published ahead (next), signing (current), or verifying only (retired). */
+export type SigningKeyState = 'next' | 'current' | 'retired';
+
+/** A signing key of a store-backed key set (see createKeySetSigner). */
+export interface SigningKeyRecord {
+  kid: string;
+  /** The private key (PKCS#8 PEM) as the library sealed it with the key set's encryption key; opaque to the store. */
+  sealedKey: string;
+  state: SigningKeyState;
+  createdAt: number;
+  /** When it stopped signing, or null while it has not. */
+  retiredAt: number | null;
+}
+
+/**
+ * The storage of a key set shared by every instance (SQLite and PostgreSQL stores implement it). Several instances
+ * call it at once; each method says what it must make atomic.
+ */
+export interface SigningKeyStore {
+  /** Every stored key, in any order. */
+  listSigningKeys(): MaybePromise<SigningKeyRecord[]>;
+  /**
+   * Inserts a key. Atomic: a key in state `current` is inserted only while no key is current (of instances racing to
+   * create the first key, exactly one wins); returns whether it was inserted. A kid is unique.
+   */
+  addSigningKey(key: SigningKeyRecord): MaybePromise<boolean>;
+  /**
+   * Atomic: if `kid` is in state `next`, the current key (if any) becomes `retired` at `at` and `kid` becomes
+   * `current`, and it returns true. Otherwise nothing changes and it returns false.
+   */
+  promoteSigningKey(kid: string, at: number): MaybePromise<boolean>;
+  /** Deletes the keys retired before `before`; returns how many. */
+  deleteRetiredSigningKeys(before: number): MaybePromise<number>;
+}

@@ -110,11 +110,14 @@ test('secrets stored in plain text by an earlier version are sealed in place on 
         "UPDATE app_secrets SET value = 'old-cookie-secret-in-plain-text-from-an-earlier-version' WHERE name = 'cookie_secret'",
       )
       .run();
+    // That version had no key set either: its one key becomes the set's first current key.
+    old.prepare('DELETE FROM oauth_signing_keys').run();
     old.close();
     const second = await createExampleApp(readConfig(env));
     const jwk = second.signer.jwks().keys[0]!;
     const expected = createPrivateKey(pem).export({ format: 'jwk' });
     expect([jwk.x, jwk.y]).toEqual([expected.x, expected.y]); // the same key, now sealed
+    expect(second.signer.jwks().keys).toHaveLength(1);
     await second.close();
     const rows = secretsInCopy(env.DATABASE_PATH);
     for (const row of rows) expect(row.value).toMatch(/^enc:v1:/);

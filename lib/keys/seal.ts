@@ -1,0 +1,43 @@
+// Private signing keys at rest: AES-256-GCM under a key derived (HKDF-SHA256) from the key set's encryption key and
+// bound to the kid, so that a copy of the database alone cannot sign, and a sealed key moved to another row does
+// not open.
+import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
+
+const PREFIX = 'v1.';
+
+export interface KeySealer {
+  seal(kid: string, pem: string): string;
+  /** The PEM, or an Error saying the key cannot be opened (another encryption key, or a tampered row). */
+  open(kid: string, sealed: string): string;
+}
+
+export function createKeySealer(encryptionKey: Buffer): KeySealer {
+  const keyFor = (kid: string) =>
+    Buffer.from(
+      hkdfSync('sha256', encryptionKey, Buffer.alloc(0), `express-mcp-oauth signing key ${kid}`, 32),
+    );
+  return {
+    seal(kid, pem) {
+      const iv = randomBytes(12);
+      const cipher = createCipheriv('aes-256-gcm', keyFor(kid), iv);
+      cipher.setAAD(Buffer.from(kid));
+      const data = Buffer.concat([cipher.update(pem, 'utf8'), cipher.final()]);
+      return PREFIX + [iv, cipher.getAuthTag(), data].map((part) => part.toString('base64url')).join('.');
+    },
+    open(kid, sealed) {
+      const parts = sealed.startsWith(PREFIX) ? sealed.slice(PREFIX.length).split('.') : [];
+      if (parts.length !== 3) throw new Error(`signing key ${kid}: not a sealed key.`);
+      const [iv, tag, data] = parts.map((part) => Buffer.from(part, 'base64url')) as [Buffer, Buffer, Buffer];
+      try {
+        const decipher = createDecipheriv('aes-256-gcm', keyFor(kid), iv);
+        decipher.setAAD(Buffer.from(kid));
+        decipher.setAuthTag(tag);
+        return Buffer.concat([decipher.update(data), decipher.final()]).toString('utf8');
+      } catch {
+        throw new Error(
+          `signing key ${kid} cannot be opened: the key set's encryptionKey differs from the one that sealed it.`,
+        );
+      }
+    },
+  };
+}

@@ -1,0 +1,246 @@
+// The store-backed key set (createKeySetSigner) on SQLite and PostgreSQL: instances agree on one key, rotation has
+// no cutover, an unknown kid is read once, retired keys leave after their tokens, and keys are sealed at rest.
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import express from 'express';
+import request from 'supertest';
+import {
+  createKeySetSigner,
+  createOAuthRouter,
+  createPostgresStore,
+  type KeySetSignerOptions,
+} from '../../../lib';
+import { createSqliteStore } from '../../../lib/store/sqlite';
+import type { OAuthStore, SigningKeyStore } from '../../../lib/store/types';
+import { createFakeClock, HOUR, SECOND, type FakeClock } from '../../helpers/clock';
+import { DATABASE_URL, describeWith } from '../../helpers/services';
+import { clientRecord, grantRecord } from '../../helpers/fixtures';
+
+type KeyStore = OAuthStore & SigningKeyStore;
+const KEY = randomBytes(32);
+const ISSUER = 'http://127.0.0.1:4000';
+const claims = {
+  issuer: ISSUER,
+  subject: 'u',
+  audience: `${ISSUER}/mcp`,
+  clientId: 'c',
+  scope: 'a',
+  grantId: 'g',
+  expiresIn: 3600,
+};
+const expected = { issuer: ISSUER, audience: `${ISSUER}/mcp` };
+const kidOf = (token: string) =>
+  JSON.parse(Buffer.from(token.split('.')[0]!, 'base64url').toString()).kid as string;
+
+function describeKeySet(
+  name: string,
+  open: (clock: FakeClock) => Promise<{ store: KeyStore; close(): Promise<void> }>,
+) {
+  describe(`key set signer (${name})`, () => {
+    let clock: FakeClock;
+    let store: KeyStore;
+    let closeStore: () => Promise<void>;
+    const signers: Array<{ close(): void }> = [];
+    const signer = async (options: Partial<KeySetSignerOptions> = {}) => {
+      const made = await createKeySetSigner({
+        store,
+        encryptionKey: KEY,
+        maxTokenLifetimeSeconds: 3600,
+        now: clock.now,
+        ...options,
+      });
+      signers.push(made);
+      return made;
+    };
+    beforeEach(async () => {
+      clock = createFakeClock();
+      ({ store, close: closeStore } = await open(clock));
+    });
+    afterEach(async () => {
+      for (const made of signers.splice(0)) made.close();
+      await closeStore();
+    });
+
+    test('instances starting at once on an empty set agree on one current key', async () => {
+      const all = await Promise.all(Array.from({ length: 4 }, () => signer()));
+      const kids = all.map((one) => one.keys().find((entry) => entry.state === 'current')!.kid);
+      expect(new Set(kids).size).toBe(1);
+      expect((await store.listSigningKeys()).filter((key) => key.state === 'current')).toHaveLength(1);
+    });
+
+    test('rotation without a cutover: old tokens verify, new tokens carry the new kid, the JWKS has both', async () => {
+      const a = await signer();
+      const old = a.signAccessToken(claims).token;
+      const oldKid = kidOf(old);
+      const newKid = await a.rotate();
+      expect(newKid).not.toBe(oldKid);
+      expect(kidOf(a.signAccessToken(claims).token)).toBe(newKid);
+      expect(a.verifyAccessToken(old, expected).sub).toBe('u');
+      expect(
+        a
+          .jwks()
+          .keys.map((key) => key.kid)
+          .sort(),
+      ).toEqual([oldKid, newKid].sort());
+      expect(a.keys().map((entry) => [entry.kid, entry.state])).toEqual([
+        [newKid, 'current'],
+        [oldKid, 'retired'],
+      ]);
+    });
+
+    test('another instance reads a kid it does not know once, then verifies; it signs with the new key after a re-read', async () => {
+      const a = await signer();
+      const b = await signer();
+      await a.rotate();
+      const fresh = a.signAccessToken(claims).token;
+      expect(() => b.verifyAccessToken(fresh, expected)).toThrow(/unknown key/);
+      expect((await b.verifyAccessTokenFresh(fresh, expected)).sub).toBe('u');
+      expect(kidOf(b.signAccessToken(claims).token)).toBe(kidOf(fresh));
+    });
+
+    test('instances re-read the set on their timer', async () => {
+      const a = await signer();
+      const b = await signer({ refreshIntervalMs: 100 });
+      const kid = await a.rotate();
+      await new Promise((resolve) => setTimeout(resolve, 400));
+      expect(kidOf(b.signAccessToken(claims).token)).toBe(kid);
+    });
+
+    test('random kids cannot make every request a read: one reload per 5 seconds', async () => {
+      let reads = 0;
+      const counting = Object.assign(Object.create(null), store, {
+        listSigningKeys: () => {
+          reads += 1;
+          return store.listSigningKeys();
+        },
+      }) as KeyStore;
+      const a = await signer({ store: counting });
+      const elsewhere = await open(clock);
+      const other = await createKeySetSigner({ store: elsewhere.store, encryptionKey: KEY, now: clock.now });
+      signers.push(other);
+      const foreign = other.signAccessToken(claims).token;
+      const before = reads;
+      for (let i = 0; i < 5; i += 1)
+        await expect(a.verifyAccessTokenFresh(foreign, expected)).rejects.toThrow(/unknown key/);
+      expect(reads - before).toBe(1);
+      clock.advance(5 * SECOND);
+      await expect(a.verifyAccessTokenFresh(foreign, expected)).rejects.toThrow(/unknown key/);
+      expect(reads - before).toBe(2);
+      await elsewhere.close();
+    });
+
+    test('a next key is published before it signs; promoting it retires the current one', async () => {
+      const a = await signer();
+      const current = a.keys()[0]!.kid;
+      const next = await a.addKey();
+      expect(a.jwks().keys.map((key) => key.kid)).toContain(next);
+      expect(kidOf(a.signAccessToken(claims).token)).toBe(current);
+      await a.promoteKey(next);
+      expect(kidOf(a.signAccessToken(claims).token)).toBe(next);
+      await expect(a.promoteKey(current)).rejects.toThrow(/not a next key/);
+    });
+
+    test('a retired key verifies as long as its tokens live, then leaves the JWKS and is pruned', async () => {
+      const a = await signer();
+      const old = a.signAccessToken(claims).token;
+      await a.rotate();
+      clock.advance(HOUR);
+      await a.reloadKeys();
+      expect(a.verifyAccessToken(old, expected).sub).toBe('u'); // within the clock tolerance
+      expect(a.jwks().keys).toHaveLength(2);
+      expect(await a.pruneKeys()).toBe(0);
+      clock.advance(6 * SECOND);
+      await a.reloadKeys();
+      expect(a.jwks().keys).toHaveLength(1);
+      expect(await a.pruneKeys()).toBe(1);
+      expect(await store.listSigningKeys()).toHaveLength(1);
+    });
+
+    test('keys are sealed at rest: the rows hold no PEM, and another encryption key cannot open them', async () => {
+      await signer();
+      const [row] = await store.listSigningKeys();
+      expect(row!.sealedKey).toMatch(/^v1\./);
+      expect(row!.sealedKey).not.toMatch(/PRIVATE KEY/);
+      await expect(
+        createKeySetSigner({ store, encryptionKey: randomBytes(32), now: clock.now }),
+      ).rejects.toThrow(/encryptionKey differs/);
+    });
+
+    test('the router publishes a key another instance just added, and its bearer check accepts that key’s tokens', async () => {
+      const a = await signer();
+      const b = await signer();
+      const app = express();
+      const oauth = createOAuthRouter(store, b, {
+        issuer: ISSUER,
+        scopes: { a: 'A' },
+        authenticateUser: () => null,
+        rateLimits: false,
+        now: clock.now,
+      });
+      app.use(oauth);
+      app.get('/mcp', oauth.requireBearer(), (_req, res) => void res.json({ ok: true }));
+      const client = clientRecord();
+      await store.registerClient(client);
+      await store.createGrant(grantRecord(clock.now(), { clientId: client.clientId, grantId: 'g' }));
+      const kid = await a.rotate();
+      // B has not read the set since: the bearer check reads it once for this unknown kid, and accepts.
+      const fresh = a.signAccessToken(claims).token;
+      expect((await request(app).get('/mcp').set('Authorization', `Bearer ${fresh}`)).status).toBe(200);
+      const bogus = fresh.replace(
+        /^[^.]+/,
+        Buffer.from(JSON.stringify({ typ: 'at+jwt', alg: 'ES256', kid: 'nope' })).toString('base64url'),
+      );
+      expect((await request(app).get('/mcp').set('Authorization', `Bearer ${bogus}`)).status).toBe(401);
+      const c = await signer();
+      const newer = await c.rotate();
+      clock.advance(SECOND); // the JWKS is at most a second old
+      const jwks = await request(app).get('/v1/oauth/jwks');
+      expect(jwks.body.keys.map((key: { kid: string }) => key.kid)).toEqual(
+        expect.arrayContaining([kid, newer]),
+      );
+    });
+  });
+}
+
+describeKeySet('SQLite', async (clock) => {
+  const dir = mkdtempSync(join(tmpdir(), 'keyset-'));
+  const store = createSqliteStore(join(dir, 'keys.db'), { now: clock.now });
+  return {
+    store,
+    close: async () => {
+      store.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+});
+describeWith('key set on PostgreSQL', { postgres: true }, () => {
+  describeKeySet('PostgreSQL', async (clock) => {
+    const schema = `keys_${randomBytes(5).toString('hex')}`;
+    const store = createPostgresStore(DATABASE_URL!, { schema, now: clock.now });
+    await store.ready;
+    return {
+      store,
+      close: async () => {
+        await store.pool.query(`DROP SCHEMA ${schema} CASCADE`);
+        await store.close();
+      },
+    };
+  });
+});
+
+test.each([
+  ['a short encryption key', { encryptionKey: 'short' }, /at least 32 bytes/],
+  ['a store without a key set', { store: {} as never }, /has no listSigningKeys/],
+  ['a refresh interval over a minute', { refreshIntervalMs: 120_000 }, /refreshIntervalMs/],
+])('refuses %s', async (_name, options, message) => {
+  const dir = mkdtempSync(join(tmpdir(), 'keyset-'));
+  const store = createSqliteStore(join(dir, 'keys.db'));
+  try {
+    await expect(createKeySetSigner({ store, encryptionKey: KEY, ...options })).rejects.toThrow(message);
+  } finally {
+    store.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
