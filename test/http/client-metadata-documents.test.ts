@@ -354,6 +354,25 @@ describe('Client ID Metadata Documents', () => {
       expect((await refresh(refreshed.body.refresh_token, sign())).status).toBe(400);
     });
 
+    test('introspects its own tokens with a private_key_jwt assertion for the introspection endpoint', async () => {
+      const token = await exchange(sign());
+      const introspect = (value: string, audience: string) =>
+        request(server.app)
+          .post('/v1/oauth/introspect')
+          .type('form')
+          .send({
+            token: value,
+            client_assertion_type: ASSERTION_TYPE,
+            client_assertion: chatgpt.assertion(audience, { now: server.clock.now() }),
+          });
+      const access = await introspect(token.body.access_token, `${ISSUER}/v1/oauth/introspect`);
+      expect(access.body).toMatchObject({ active: true, client_id: chatgpt.clientId });
+      const refresh = await introspect(token.body.refresh_token, ISSUER);
+      expect(refresh.body).toMatchObject({ active: true, client_id: chatgpt.clientId });
+      const elsewhere = await introspect(token.body.access_token, 'https://other.example/introspect');
+      expect(elsewhere.status).toBe(401);
+    });
+
     test('a replayed assertion (same jti) is refused', async () => {
       const assertion = sign({ jti: 'once-only' });
       const token = await exchange(assertion);
