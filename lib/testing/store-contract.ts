@@ -14,6 +14,7 @@ import {
   type ContractTest,
 } from './contract-env';
 import { describeRefreshTokenContract } from './contract-refresh-tokens';
+import { describeSigningKeyContract } from './contract-signing-keys';
 import { expect } from './expect';
 import { clientRecord, codeRecord, grantRecord, newRefreshToken, newSecret } from './fixtures';
 import type { StoreCall, StoreFactory, StoreHarness } from './harness';
@@ -27,6 +28,11 @@ export interface StoreContractOptions {
   describe: (title: string, body: () => void) => unknown;
   /** The runner's `test` or `it`; each test gets a fresh store and closes it. */
   test: (title: string, body: () => Promise<void>) => unknown;
+  /**
+   * Whether the store also keeps a signing key set (SigningKeyStore, for createKeySetSigner), whose cases then run
+   * too. Default true; false for a store without one.
+   */
+  signingKeys?: boolean;
 }
 
 /** Registers every case of the store contract with the given runner. */
@@ -35,6 +41,7 @@ export function describeStoreContract({
   factory,
   describe,
   test: runnerTest,
+  signingKeys = true,
 }: StoreContractOptions): void {
   let clock: FakeClock;
   let harness: StoreHarness;
@@ -45,7 +52,10 @@ export function describeStoreContract({
       : Promise.all(
           calls.map((call) =>
             Promise.resolve().then(() =>
-              (store[call.method] as (...args: unknown[]) => unknown).apply(store, call.args),
+              (store as unknown as Record<string, (...args: unknown[]) => unknown>)[call.method]!.apply(
+                store,
+                call.args,
+              ),
             ),
           ),
         );
@@ -314,6 +324,7 @@ export function describeStoreContract({
     });
 
     describeRefreshTokenContract(env);
+    if (signingKeys) describeSigningKeyContract(env);
 
     describe('purge', () => {
       test('expired rows go in bounded batches; live rows stay', async () => {
