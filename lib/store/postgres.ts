@@ -2,8 +2,8 @@
 // statement or one transaction that locks the grant row, so concurrent instances cannot both win.
 import type { Pool, PoolClient, PoolConfig, QueryResultRow } from 'pg';
 import { migratePostgres } from './postgres-schema';
-import { mapRow, toClient, toCode, toGrant, toRefreshLookup, type Row } from './rows';
-import type { ClientRecord, GrantWithClient, OAuthStore, SigningKeyRecord, SigningKeyStore } from './types';
+import { mapRow, toClient, toCode, toGrant, toRefreshLookup, toSigningKey, type Row } from './rows';
+import type { ClientRecord, GrantWithClient, OAuthStore, SigningKeyStore } from './types';
 
 /** Options of createPostgresStore. */
 export interface PostgresStoreOptions {
@@ -321,13 +321,7 @@ export function createPostgresStore(
       )) !== undefined,
 
     listSigningKeys: async () =>
-      (await query(`SELECT * FROM ${t('oauth_signing_keys')}`)).rows.map((row): SigningKeyRecord => ({
-        kid: row.kid as string,
-        sealedKey: row.sealed_key as string,
-        state: row.state as SigningKeyRecord['state'],
-        createdAt: row.created_at as number,
-        retiredAt: row.retired_at as number | null,
-      })),
+      (await query(`SELECT * FROM ${t('oauth_signing_keys')}`)).rows.map(toSigningKey),
     // The partial unique index admits one current key; the loser of a race inserts nothing.
     addSigningKey: async (key) =>
       (await one(

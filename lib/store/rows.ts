@@ -7,6 +7,7 @@ import type {
   GrantRecord,
   RefreshTokenKey,
   RefreshTokenLookup,
+  SigningKeyRecord,
 } from './types';
 
 /** A row as better-sqlite3 returns it. */
@@ -79,5 +80,15 @@ export function toRefreshLookup(row: Row): RefreshTokenLookup {
       row.latest_token_hash === null || row.latest_token_hash === undefined
         ? null
         : { key: row.latest_token_hash as RefreshTokenKey, usedAt: row.latest_used_at as number },
+  };
+}
+
+export function toSigningKey(row: Row): SigningKeyRecord {
+  return {
+    kid: row.kid as string,
+    sealedKey: row.sealed_key as string,
+    state: row.state as SigningKeyRecord['state'],
+    createdAt: row.created_at as number,
+    retiredAt: row.retired_at as number | null,
   };
 }

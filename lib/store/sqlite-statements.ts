@@ -67,6 +67,7 @@ const SQL = {
     "DELETE FROM oauth_refresh_tokens WHERE grant_id = ? AND instr(token_hash, '.') = 0",
   deleteGrant: 'DELETE FROM oauth_grants WHERE grant_id = ?',
   listSigningKeys: 'SELECT * FROM oauth_signing_keys',
+  isNextKey: "SELECT 1 FROM oauth_signing_keys WHERE kid = ? AND state = 'next'",
   // The partial unique index lets only one current key in; ON CONFLICT DO NOTHING turns the loser's insert into 0 rows.
   addSigningKey: `INSERT INTO oauth_signing_keys (kid, sealed_key, state, created_at, retired_at) VALUES (?, ?, ?, ?, ?)
         ON CONFLICT DO NOTHING`,

@@ -3,13 +3,12 @@ import BetterSqlite3, { type Database } from 'better-sqlite3';
 import { grantKeyRange } from '../crypto/refresh-token';
 import { migrateSqlite } from './sqlite-schema';
 import { prepareStatements } from './sqlite-statements';
-import { mapRow, toClient, toCode, toGrant, toRefreshLookup, type Row } from './rows';
+import { mapRow, toClient, toCode, toGrant, toRefreshLookup, toSigningKey, type Row } from './rows';
 import type {
   AdvanceRefreshTokenInput,
   ClientRecord,
   GrantWithClient,
   OAuthStore,
-  SigningKeyRecord,
   SigningKeyStore,
 } from './types';
 
@@ -117,8 +116,7 @@ export function createSqliteStore(
 
   // Both steps or neither: the retired key and the new current one change together.
   const promoteKey = db.transaction((kid: string, at: number): boolean => {
-    const next = db.prepare("SELECT 1 FROM oauth_signing_keys WHERE kid = ? AND state = 'next'").get(kid);
-    if (!next) return false;
+    if (!sql.isNextKey.get(kid)) return false;
     sql.retireCurrentKey.run(at);
     return sql.promoteNextKey.run(kid).changes === 1;
   });
@@ -196,14 +194,7 @@ export function createSqliteStore(
 
     purgeExpired: (batchSize = 500) => purge.immediate(batchSize, now()),
 
-    listSigningKeys: () =>
-      (sql.listSigningKeys.all() as Row[]).map((row): SigningKeyRecord => ({
-        kid: row.kid as string,
-        sealedKey: row.sealed_key as string,
-        state: row.state as SigningKeyRecord['state'],
-        createdAt: row.created_at as number,
-        retiredAt: row.retired_at as number | null,
-      })),
+    listSigningKeys: () => (sql.listSigningKeys.all() as Row[]).map(toSigningKey),
     addSigningKey: (key) =>
       sql.addSigningKey.run(key.kid, key.sealedKey, key.state, key.createdAt, key.retiredAt).changes === 1,
     promoteSigningKey: (kid, at) => promoteKey.immediate(kid, at),

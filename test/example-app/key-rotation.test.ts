@@ -1,7 +1,7 @@
 // `npm run keys:rotate` under load, across two instances of the app on one PostgreSQL (real processes, as
 // deployed): no request fails, the new key is published at once and signs on both instances within
 // KEYS_REFRESH_SECONDS, and tokens signed with the old key keep working.
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { execFile, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { startExampleApp, TEST_SECRET_KEY } from '../helpers/example-app';
@@ -11,24 +11,12 @@ import { authorizeOn } from '../helpers/http-browser';
 import { createTestDatabase } from '../helpers/postgres-database';
 import { describeWith } from '../helpers/services';
 import { freePort } from '../helpers/ports';
+import { ROOT, startInstance } from '../helpers/app-process';
 
-const ROOT = join(__dirname, '../..');
 const USER = { email: 'rotate@example.com', password: 'a long rotation password' };
 type Json = any; // response bodies, read as loosely as a client would
 const kidOf = (token: string) =>
   JSON.parse(Buffer.from(token.split('.')[0]!, 'base64url').toString()).kid as string;
-
-function startInstance(port: number, env: Record<string, string>): Promise<ChildProcess> {
-  const child = spawn(process.execPath, [join(ROOT, 'dist/example-app/server.js')], {
-    env: { ...process.env, ...env, PORT: String(port) },
-  });
-  let output = '';
-  child.stderr!.on('data', (chunk) => (output += chunk));
-  return new Promise((resolve, reject) => {
-    child.stdout!.on('data', (chunk) => String(chunk).includes('MCP server on') && resolve(child));
-    child.once('exit', (code) => reject(new Error(`instance on ${port} exited with ${code}: ${output}`)));
-  });
-}
 
 describeWith('signing-key rotation across instances', { postgres: true }, () => {
   let database: Awaited<ReturnType<typeof createTestDatabase>>;

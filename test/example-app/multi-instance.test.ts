@@ -1,6 +1,6 @@
 // Two instances of the reference app on one PostgreSQL and one Redis, as behind a load balancer: whatever one
 // instance issues, the other honours; atomic operations stay atomic across them; limits count requests to both.
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { execFile, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -12,25 +12,13 @@ import { testCa } from '../helpers/test-ca';
 import { createTestDatabase } from '../helpers/postgres-database';
 import { describeWith, REDIS_URL } from '../helpers/services';
 import { freePort } from '../helpers/ports';
+import { ROOT, startInstance } from '../helpers/app-process';
 
-const ROOT = join(__dirname, '../..');
 const USER = { email: 'multi@example.com', password: 'a long multi password' };
 
 // Response bodies of the instances under test, read as loosely as a client would.
 type Json = any;
 const json = async (response: Response | Promise<Response>) => (await (await response).json()) as Json;
-
-function startInstance(port: number, env: Record<string, string>): Promise<ChildProcess> {
-  const child = spawn(process.execPath, [join(ROOT, 'dist/example-app/server.js')], {
-    env: { ...process.env, ...env, PORT: String(port) },
-  });
-  let output = '';
-  child.stderr!.on('data', (chunk) => (output += chunk));
-  return new Promise((resolve, reject) => {
-    child.stdout!.on('data', (chunk) => String(chunk).includes('MCP server on') && resolve(child));
-    child.once('exit', (code) => reject(new Error(`instance on ${port} exited with ${code}: ${output}`)));
-  });
-}
 
 describeWith('several instances behind a load balancer', { postgres: true, redis: true }, () => {
   let database: Awaited<ReturnType<typeof createTestDatabase>>;
