@@ -1,6 +1,6 @@
 // Starting bench servers in their own processes (on their own core) and driving them with autocannon.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { appendFileSync, existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import autocannon from 'autocannon';
@@ -12,21 +12,26 @@ export interface Server {
 }
 
 const TASKSET = existsSync('/usr/bin/taskset');
+// BENCH_NODE_ARGS: more arguments for node in every server, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof" (each server
+// writes a V8 CPU profile there when it stops) or "--trace-gc" (with BENCH_SERVER_OUTPUT, a file for what they print).
+const NODE_ARGS = (process.env.BENCH_NODE_ARGS ?? '').split(/\s+/).filter(Boolean);
+const OUTPUT = process.env.BENCH_SERVER_OUTPUT;
 
 /** Starts bench/server.js in BENCH_MODE `mode`, pinned to core 0 when taskset is there. */
 export async function startServer(mode: string, env: Record<string, string>): Promise<Server> {
   const script = join(__dirname, 'server.js');
-  const command = TASKSET ? ['taskset', ['-c', '0', process.execPath, script]] : [process.execPath, [script]];
+  const node = [...NODE_ARGS, script];
+  const command = TASKSET ? ['taskset', ['-c', '0', process.execPath, ...node]] : [process.execPath, node];
   const child = spawn(command[0] as string, command[1] as string[], {
     env: { ...process.env, ...env, BENCH_MODE: mode },
   });
   let stderr = '';
   child.stderr!.on('data', (chunk) => (stderr += chunk));
   const port = await new Promise<number>((resolve, reject) => {
-    createInterface({ input: child.stdout! }).on(
-      'line',
-      (line) => line.startsWith('READY ') && resolve(Number(line.slice(6))),
-    );
+    createInterface({ input: child.stdout! }).on('line', (line) => {
+      if (OUTPUT) appendFileSync(OUTPUT, `${mode} ${child.pid}: ${line}\n`);
+      if (line.startsWith('READY ')) resolve(Number(line.slice(6)));
+    });
     child.once('exit', (code) => reject(new Error(`bench server ${mode} exited with ${code}: ${stderr}`)));
   });
   return {

@@ -7,6 +7,7 @@ import { protectedResourceMetadataUrl } from '../paths';
 import type { AuthenticatedRequest } from '../middleware/bearer';
 import { refuseBearer } from '../middleware/bearer-refusal';
 import { createServerPool, type McpServerLike } from './server-pool';
+import { createToolListMemo } from './tool-list-memo';
 
 /** Options of createMcpHandler. */
 export interface McpHandlerOptions {
@@ -29,12 +30,19 @@ export interface McpHandlerOptions {
   maxServers?: number;
   /** Largest request body when the handler parses it itself (no JSON parser before it). Default '1mb'. */
   bodyLimit?: string | number;
+  /**
+   * Whether each server's first complete tools/list answer is given again to later requests (default true). The
+   * SDK's McpServer otherwise converts every tool's schema to JSON Schema on every tools/list (about 5 ms for 30
+   * tools). A server whose tools change after that (registered, removed, enabled, disabled) is replaced, not reused.
+   * Set false only if you replaced the server's tools/list handler with one whose answer depends on the request.
+   */
+  rememberToolList?: boolean;
 }
 
 interface JsonRpcMessage {
   id?: unknown;
   method?: unknown;
-  params?: { name?: unknown };
+  params?: { name?: unknown; cursor?: unknown };
 }
 
 /** The subset of the SDK's transport this handler uses. */
@@ -48,13 +56,16 @@ type TransportConstructor = new (options: {
 }) => Transport;
 
 /** Loaded on first use: the SDK is an optional peer dependency, needed only by those who call this. */
-function loadTransport(): TransportConstructor {
+function loadSdk(): { Transport: TransportConstructor; ListToolsRequestSchema: unknown } {
   try {
-    return (
-      require('@modelcontextprotocol/sdk/server/streamableHttp.js') as {
-        StreamableHTTPServerTransport: TransportConstructor;
-      }
-    ).StreamableHTTPServerTransport;
+    const http = require('@modelcontextprotocol/sdk/server/streamableHttp.js') as {
+      StreamableHTTPServerTransport: TransportConstructor;
+    };
+    const types = require('@modelcontextprotocol/sdk/types.js') as { ListToolsRequestSchema: unknown };
+    return {
+      Transport: http.StreamableHTTPServerTransport,
+      ListToolsRequestSchema: types.ListToolsRequestSchema,
+    };
   } catch (error) {
     throw new TypeError(
       'createMcpHandler needs @modelcontextprotocol/sdk: run `npm install @modelcontextprotocol/sdk`. ' +
@@ -96,7 +107,11 @@ export function createMcpHandler(options: McpHandlerOptions): RequestHandler {
   if (!Number.isInteger(maxServers) || maxServers < 1)
     throw new TypeError('createMcpHandler: maxServers must be a whole number of at least 1.');
   const toolScopes = parseToolScopes(options.toolScopes);
-  const Transport = loadTransport();
+  if (options.rememberToolList !== undefined && typeof options.rememberToolList !== 'boolean')
+    throw new TypeError('createMcpHandler: rememberToolList must be true or false.');
+  const { Transport, ListToolsRequestSchema } = loadSdk();
+  const toolLists =
+    options.rememberToolList === false ? undefined : createToolListMemo(ListToolsRequestSchema);
   // The first server is built now, so that a broken factory fails at start rather than on the first call.
   const first = options.createServer();
   if (!first || typeof first.connect !== 'function' || typeof first.close !== 'function')
@@ -113,8 +128,12 @@ export function createMcpHandler(options: McpHandlerOptions): RequestHandler {
       (message: unknown): message is JsonRpcMessage => typeof message === 'object' && message !== null,
     );
     const listIds = new Set<unknown>();
+    // Only an answer to a request for the first page (no cursor) may be remembered as the whole list.
+    const firstPageIds = new Set<unknown>();
     for (const message of messages) {
       if (message.method === 'tools/list') listIds.add(message.id);
+      if (message.method === 'tools/list' && message.params?.cursor === undefined)
+        firstPageIds.add(message.id);
       if (message.method !== 'tools/call') continue;
       const name = String(message.params?.name);
       if (allowed(name, auth.scopes)) continue;
@@ -129,7 +148,7 @@ export function createMcpHandler(options: McpHandlerOptions): RequestHandler {
     const giveBack = (reusable: boolean) => {
       if (settled) return;
       settled = true;
-      pool.release(server, reusable);
+      pool.release(server, reusable && !toolLists?.changed(server));
     };
     // Cut off mid-request: the server may still be running a tool, so it is closed (which aborts its handlers) and
     // dropped rather than lent to the next request.
@@ -144,8 +163,13 @@ export function createMcpHandler(options: McpHandlerOptions): RequestHandler {
         // tools/list answers with the tools this token may call, and no others.
         const send = transport.send.bind(transport);
         transport.send = (message, sendOptions) => {
-          const reply = message as { id?: unknown; result?: { tools?: Array<{ name: string }> } };
+          const reply = message as {
+            id?: unknown;
+            result?: { tools?: Array<{ name: string }>; nextCursor?: unknown };
+          };
           if (listIds.has(reply.id) && Array.isArray(reply.result?.tools)) {
+            if (firstPageIds.has(reply.id) && reply.result.nextCursor === undefined)
+              toolLists?.remember(server, reply.result);
             const tools = reply.result.tools.filter((tool) => allowed(tool.name, auth.scopes));
             message = { ...reply, result: { ...reply.result, tools } };
           }

@@ -6,6 +6,7 @@ import request from 'supertest';
 import { z } from 'zod';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { createMcpHandler, type McpHandlerOptions } from '../../lib';
 import type { BearerAuth } from '../../lib/middleware/bearer';
@@ -239,6 +240,11 @@ test.each([
   ['a factory that returns no server', { createServer: () => ({}) }, /must return an McpServer/],
   ['maxServers 0', { createServer: notesServer({ built: 0 }), maxServers: 0 }, /maxServers/],
   [
+    'rememberToolList not a boolean',
+    { createServer: notesServer({ built: 0 }), rememberToolList: 'no' },
+    /rememberToolList must be true or false/,
+  ],
+  [
     'toolScopes not a list',
     { createServer: notesServer({ built: 0 }), toolScopes: { a: 'x' } },
     /toolScopes\.a/,
@@ -274,4 +280,78 @@ test('the SDK client lists and calls tools through it, with the tools of its sco
     await client.close();
     listener.close();
   }
+});
+
+describe('tools/list answers, remembered per server', () => {
+  const list = (id = 7, params?: object) => ({ jsonrpc: '2.0', id, method: 'tools/list', params });
+  const names = (res: request.Response) => res.body.result.tools.map((tool: { name: string }) => tool.name);
+
+  /** One server at a time, whose tools a test can change; `notes` is the tool list it was built with. */
+  function changingServer() {
+    const built: Array<{ archive: ReturnType<McpServer['registerTool']> }> = [];
+    const createServer = () => {
+      const mcp = new McpServer({ name: 'n', version: '1' });
+      mcp.registerTool('notes', {}, async () => ({ content: [] }));
+      const archive = mcp.registerTool('archive', {}, async () => ({ content: [] }));
+      // A tool that changes its own server's list, announcing it as the SDK does.
+      mcp.registerTool('hide_archive', {}, async () => (archive.disable(), { content: [] }));
+      built.push({ archive });
+      return mcp;
+    };
+    return { built, createServer };
+  }
+
+  test('a server builds its list once: later answers are the first one', async () => {
+    const { built, createServer } = changingServer();
+    const app = mount({ createServer, maxServers: 1 });
+    const bearer = await token('fakture:read');
+    expect(names(await rpc(app, bearer, list()))).toEqual(['notes', 'archive', 'hide_archive']);
+    // The SDK reads `enabled` each time it builds the list: changed quietly (no announcement), a rebuilt list
+    // would drop the tool, a remembered one still shows it.
+    built[0]!.archive.enabled = false;
+    expect(names(await rpc(app, bearer, list(8)))).toEqual(['notes', 'archive', 'hide_archive']);
+    expect(built).toHaveLength(1);
+  });
+
+  test('with rememberToolList: false every tools/list is built anew', async () => {
+    const { built, createServer } = changingServer();
+    const app = mount({ createServer, maxServers: 1, rememberToolList: false });
+    const bearer = await token('fakture:read');
+    await rpc(app, bearer, list());
+    built[0]!.archive.enabled = false;
+    expect(names(await rpc(app, bearer, list(8)))).toEqual(['notes', 'hide_archive']);
+  });
+
+  test('a server whose tools change after its list was remembered is replaced by a fresh one', async () => {
+    const { built, createServer } = changingServer();
+    const app = mount({ createServer, maxServers: 1 });
+    const bearer = await token('fakture:read');
+    await rpc(app, bearer, list());
+    expect((await rpc(app, bearer, call('hide_archive'))).status).toBe(200);
+    // The changed server is dropped; the next one comes from the factory, with the factory's tools.
+    expect(names(await rpc(app, bearer, list(8)))).toEqual(['notes', 'archive', 'hide_archive']);
+    expect(built).toHaveLength(2);
+  });
+
+  test('a paginated list is never remembered, nor an answer to a request for a later page', async () => {
+    let built = 0;
+    const createServer = () => {
+      const mcp = new McpServer({ name: 'n', version: '1' });
+      mcp.registerTool('notes', {}, async () => ({ content: [] }));
+      mcp.server.setRequestHandler(ListToolsRequestSchema, (request) => {
+        built += 1;
+        return request.params?.cursor
+          ? { tools: [{ name: 'page2', inputSchema: { type: 'object' as const } }] }
+          : { tools: [{ name: 'page1', inputSchema: { type: 'object' as const } }], nextCursor: 'p2' };
+      });
+      return mcp;
+    };
+    const app = mount({ createServer, maxServers: 1 });
+    const bearer = await token('fakture:read');
+    for (let i = 0; i < 2; i += 1) {
+      expect(names(await rpc(app, bearer, list(1)))).toEqual(['page1']);
+      expect(names(await rpc(app, bearer, list(2, { cursor: 'p2' })))).toEqual(['page2']);
+    }
+    expect(built).toBe(4);
+  });
 });
