@@ -24,11 +24,10 @@ import { createHealthRoutes } from './http/health';
 import { createMcpEndpoint } from './mcp/endpoint';
 import { BUSINESS_SCOPES } from './scopes';
 import { schedulePurge, type PurgeSchedule } from './purge';
-import { connectRateLimitStore } from './rate-limit-store';
 import { authenticateUser } from './users';
 import { createAuditLog, type AuditLog } from './audit';
 import { createLogger, requestLogger } from './log';
-import { createAppMetrics, routeNamer, type AppMetrics } from './metrics';
+import type { AppMetrics } from './metrics';
 import type { DestinationStream, Logger } from 'pino';
 
 export interface ExampleApp {
@@ -57,6 +56,8 @@ export interface ExampleAppExtras {
   logDestination?: DestinationStream;
 }
 
+const loadMetrics = () => require('./metrics') as typeof import('./metrics');
+
 export async function createExampleApp(
   config: AppConfig,
   extras: ExampleAppExtras = {},
@@ -64,12 +65,13 @@ export async function createExampleApp(
   const logger = createLogger(config.logLevel, extras.logDestination);
   const database = await openAppDatabase(config);
   const { db } = database;
-  // Metrics cost nothing when they are off: no timing wrapper, no middleware.
+  // Metrics cost nothing when they are off: no timing wrapper, no middleware, not even prom-client loaded. (What is
+  // never used is not loaded: each module's code stays in the heap for the life of the process.)
   const metrics =
     config.metricsPort === undefined
       ? undefined
-      : createAppMetrics({
-          routeOf: routeNamer(DEFAULT_PATHS),
+      : loadMetrics().createAppMetrics({
+          routeOf: loadMetrics().routeNamer(DEFAULT_PATHS),
           activeGrants: async () =>
             Number(
               (
@@ -84,7 +86,10 @@ export async function createExampleApp(
   const audit = createAuditLog(db, logger, config.auditRetentionMs);
   const shared =
     config.rateLimits && config.redisUrl
-      ? await connectRateLimitStore(config.redisUrl, config.rateLimitPrefix)
+      ? await (require('./rate-limit-store') as typeof import('./rate-limit-store')).connectRateLimitStore(
+          config.redisUrl,
+          config.rateLimitPrefix,
+        )
       : undefined;
   const secretKey = loadSecretKey(config);
   const sealer = createSecretSealer(secretKey);
@@ -220,6 +225,7 @@ export async function createExampleApp(
       await audit.flush();
       await shared?.close();
       await database.close();
+      await new Promise<void>((resolve) => logger.flush(() => resolve()));
     },
   };
 }

@@ -8,8 +8,17 @@ import { pinoHttp } from 'pino-http';
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
+/**
+ * A pino logger writing to `destination`, or to stdout asynchronously: under load a line then costs no write() of
+ * its own (the lines logged while one write is under way go out together in the next), where writing each line
+ * synchronously took a fifth of the app's time at 1,000 requests per second. Lines are flushed when the app closes
+ * and when the process exits; only a hard kill loses the last few milliseconds of them.
+ */
 export function createLogger(level: string, destination?: DestinationStream): Logger {
-  return pino({ level, timestamp: pino.stdTimeFunctions.isoTime }, destination);
+  return pino(
+    { level, timestamp: pino.stdTimeFunctions.isoTime },
+    destination ?? pino.destination({ dest: 1, sync: false }),
+  );
 }
 
 /** A caller's request id is kept when it is a plain token (so traces join up), otherwise one is made. */

@@ -3,7 +3,6 @@
 import { chmodSync, existsSync, mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import Database from 'better-sqlite3';
-import { Pool } from 'pg';
 import { createPostgresStore, createSqliteStore, type OAuthStore } from 'express-mcp-oauth';
 import { createConnectionGate, type ConnectionGate } from './connection-gate';
 import { postgresAppDb, sqliteAppDb, type AppDb } from './database';
@@ -22,6 +21,8 @@ export async function openAppDatabase(target: {
   databasePath: string;
 }): Promise<AppDatabase> {
   if (target.databaseUrl) {
+    // Loaded only for PostgreSQL: a SQLite app does not carry the driver's code in its heap.
+    const { Pool } = require('pg') as typeof import('pg');
     const pool = new Pool({ connectionString: target.databaseUrl, max: 10, connectionTimeoutMillis: 5_000 });
     // An idle connection that breaks (a database restart or failover) is reported on the pool, which replaces it;
     // without a listener that report would crash the app.

@@ -6,8 +6,12 @@
 import { lookup as dnsLookup } from 'node:dns/promises';
 import { isIP, type LookupFunction } from 'node:net';
 import { rootCertificates } from 'node:tls';
-import { Agent, request } from 'undici';
+import type { Agent } from 'undici';
 import { specialUseOf } from './special-addresses';
+
+// Loaded at the first fetch: a server that never fetches a document does not keep undici's code in its heap.
+let undici: typeof import('undici') | undefined;
+const loadUndici = () => (undici ??= require('undici') as typeof import('undici'));
 
 /** A resolved address of a host name. */
 export interface ResolvedAddress {
@@ -80,6 +84,7 @@ export function createSafeFetcher(options: SafeFetchOptions): SafeFetcher {
 
   /** A dispatcher whose only way to resolve a name is the address already checked: the socket goes there. */
   function pinnedAgent(address: ResolvedAddress): Agent {
+    const { Agent } = loadUndici();
     const lookup: LookupFunction = (_hostname, lookupOptions, callback) => {
       if ((lookupOptions as { all?: boolean }).all) {
         return (callback as unknown as (e: null, all: ResolvedAddress[]) => void)(null, [address]);
@@ -104,7 +109,7 @@ export function createSafeFetcher(options: SafeFetchOptions): SafeFetcher {
       try {
         const address = await raceAbort(pickAddress(target.hostname), signal);
         agent = pinnedAgent(address);
-        const response = await request(target, {
+        const response = await loadUndici().request(target, {
           method: 'GET',
           dispatcher: agent,
           signal,

@@ -94,24 +94,51 @@ describe('npm run user:create', () => {
 
 async function start(
   env: Record<string, string>,
-): Promise<{ child: ChildProcess; base: string; stderr: () => string }> {
+): Promise<{ child: ChildProcess; base: string; stderr: () => string; stdout: () => string }> {
   const port = await freePort();
   const child = spawn(process.execPath, [SERVER], {
     env: { ...baseEnv, PORT: String(port), DATABASE_PATH: databasePath, ...env },
   });
   let stderr = '';
+  let stdout = '';
   child.stderr!.on('data', (chunk) => (stderr += chunk));
+  child.stdout!.on('data', (chunk) => (stdout += chunk));
   await new Promise<void>((resolve, reject) => {
-    child.stdout!.on('data', (chunk) => String(chunk).includes('MCP server on') && resolve());
+    child.stdout!.on('data', () => stdout.includes('MCP server on') && resolve());
     child.once('exit', (code) => reject(new Error(`the app exited with ${code}: ${stderr}`)));
   });
-  return { child, base: `http://localhost:${port}`, stderr: () => stderr };
+  return { child, base: `http://localhost:${port}`, stderr: () => stderr, stdout: () => stdout };
 }
 
 const stop = (child: ChildProcess) =>
   new Promise((resolve) => (child.once('exit', resolve), child.kill('SIGTERM')));
 
 describe('npm start', () => {
+  test('logs each request as a JSON line on stdout with its request id, every line out before it exits', async () => {
+    const app = await start({ LOG_LEVEL: 'info' });
+    const ids = Array.from({ length: 200 }, (_, i) => `log-check-${i}`);
+    // Concurrent, so that lines pile up while a write is under way (stdout is written asynchronously).
+    await Promise.all(
+      ids.map((id) =>
+        fetch(`${app.base}/.well-known/oauth-authorization-server`, { headers: { 'X-Request-Id': id } }),
+      ),
+    );
+    await stop(app.child);
+    const logged = app
+      .stdout()
+      .split('\n')
+      .filter((line) => line.startsWith('{'))
+      .map(
+        (line) => JSON.parse(line) as { req?: { id?: string; path?: string }; res?: { statusCode?: number } },
+      );
+    const requests = logged.filter((line) => line.req?.id?.startsWith('log-check-'));
+    expect(requests.map((line) => line.req!.id).sort()).toEqual([...ids].sort());
+    expect(requests[0]).toMatchObject({
+      req: { path: '/.well-known/oauth-authorization-server' },
+      res: { statusCode: 200 },
+    });
+  });
+
   test('serves on PORT with BASE_URL defaulting to http://localhost:$PORT, and keeps its signing key across restarts', async () => {
     const first = await start({});
     const metadata = (await (await fetch(`${first.base}/.well-known/oauth-authorization-server`)).json()) as {
