@@ -18,17 +18,23 @@ require.extensions['.ts'] = (module, filename) => {
 };
 
 const { createSqliteStore } = require('../../lib/store/sqlite.ts');
-const store = createSqliteStore(workerData.path, { now: () => workerData.now });
+const store = createSqliteStore(workerData.path, {
+  now: () => workerData.now,
+  groupCommit: workerData.groupCommit,
+});
 const signal = new Int32Array(workerData.signal);
 Atomics.add(signal, 1, 1);
 Atomics.notify(signal, 1);
 Atomics.wait(signal, 0, 0);
-const results = workerData.calls.map(({ method, args }) => {
+// Every call is fired before any is awaited: with group commit, one worker's calls share a transaction too.
+const settled = workerData.calls.map(async ({ method, args }) => {
   try {
-    return store[method](...args);
+    return await store[method](...args);
   } catch (error) {
     return { error: String(error && error.message) };
   }
 });
-store.close();
-parentPort.postMessage(results);
+Promise.all(settled).then((results) => {
+  store.close();
+  parentPort.postMessage(results);
+});

@@ -9,13 +9,19 @@ import type { StoreCall, StoreHarness } from '../../lib/testing';
 
 const RACERS = 8;
 
-export async function createSqliteHarness(clock: FakeClock): Promise<StoreHarness> {
+/** A harness factory; `groupCommit` as in createSqliteStore (the store and every racing connection alike). */
+export const sqliteHarness =
+  ({ groupCommit }: { groupCommit: boolean }) =>
+  (clock: FakeClock): Promise<StoreHarness> =>
+    createSqliteHarness(clock, groupCommit);
+
+async function createSqliteHarness(clock: FakeClock, groupCommit: boolean): Promise<StoreHarness> {
   const dir = mkdtempSync(join(tmpdir(), 'mcp-oauth-store-'));
   const path = join(dir, 'oauth.db');
-  const store = createSqliteStore(path, { now: clock.now });
+  const store = createSqliteStore(path, { now: clock.now, groupCommit });
   return {
     store,
-    race: (calls) => raceInWorkers(path, clock.now(), calls),
+    race: (calls) => raceInWorkers(path, clock.now(), calls, groupCommit),
     async persistedBytes() {
       return Buffer.concat(
         ['', '-wal', '-shm', '-journal']
@@ -35,7 +41,12 @@ export async function createSqliteHarness(clock: FakeClock): Promise<StoreHarnes
   };
 }
 
-async function raceInWorkers(path: string, now: number, calls: StoreCall[]): Promise<unknown[]> {
+async function raceInWorkers(
+  path: string,
+  now: number,
+  calls: StoreCall[],
+  groupCommit: boolean,
+): Promise<unknown[]> {
   // signal[0]: the starting gun; signal[1]: how many racers are ready.
   const signal = new Int32Array(new SharedArrayBuffer(8));
   const shares = Array.from({ length: RACERS }, (_, racer) =>
@@ -44,7 +55,7 @@ async function raceInWorkers(path: string, now: number, calls: StoreCall[]): Pro
   const workers = shares.map(
     (share) =>
       new Worker(join(__dirname, '../helpers/sqlite-race-worker.js'), {
-        workerData: { path, now, calls: share, signal: signal.buffer },
+        workerData: { path, now, calls: share, signal: signal.buffer, groupCommit },
       }),
   );
   const finished = workers.map(

@@ -1,5 +1,12 @@
-// The shipped store contract suite (express-mcp-oauth/testing) against the SQLite store, on a temp file.
+// The shipped store contract suite (express-mcp-oauth/testing) against the SQLite store, on a temp file: with the
+// default group commit, and with every write committed on its own.
 import { describeStoreContract } from '../../lib/testing';
-import { createSqliteHarness } from './sqlite-harness';
+import { sqliteHarness } from './sqlite-harness';
 
-describeStoreContract({ name: 'SQLite', factory: createSqliteHarness, describe, test });
+describeStoreContract({ name: 'SQLite', factory: sqliteHarness({ groupCommit: true }), describe, test });
+describeStoreContract({
+  name: 'SQLite, no group commit',
+  factory: sqliteHarness({ groupCommit: false }),
+  describe,
+  test,
+});
