@@ -81,12 +81,21 @@ function makeFolder(folder: string): void {
   }
 }
 
-/** The store with every method taking its turn through the gate (its methods may return promises: the contract). */
+/**
+ * The store with every method taking its turn through the gate. The turn covers the call itself, not the promise a
+ * group-committed write returns: that write is committed in a batch of its own after the turn, which waits for any
+ * app transaction to end rather than join it, so the gate need not be held meanwhile. Holding it would let one token
+ * request at a time reach the store, one turn of the event loop each.
+ */
 function inTurn(store: OAuthStore, gate: ConnectionGate): OAuthStore {
   const gated = {} as Record<string, unknown>;
   for (const [name, value] of Object.entries(store)) {
     gated[name] =
-      typeof value === 'function' ? (...args: unknown[]) => gate.turn(() => value.apply(store, args)) : value;
+      typeof value === 'function'
+        ? (...args: unknown[]) =>
+            // Boxed, so that the turn ends when the call returns rather than when its promise settles.
+            gate.turn(() => ({ result: value.apply(store, args) as unknown })).then(({ result }) => result)
+        : value;
   }
   return gated as unknown as OAuthStore;
 }

@@ -2,7 +2,7 @@
 // not take in (and roll back) the statements other requests run meanwhile. Safe by construction, not by a comment.
 import { randomUUID } from 'node:crypto';
 import { createConnectionGate } from '../../example-app/db/connection-gate';
-import { clientRecord } from '../helpers/fixtures';
+import { clientRecord, codeRecord, grantRecord } from '../helpers/fixtures';
 import { startExampleApp } from '../helpers/example-app';
 
 test('a store write and a statement issued during a transaction wait for it, and survive its rollback', async () => {
@@ -35,6 +35,56 @@ test('a store write and a statement issued during a transaction wait for it, and
     const names = (await app.db.all<{ name: string }>('SELECT name FROM companies')).map((row) => row.name);
     expect(names).toContain('Kept');
     expect(names).not.toContain('Rolled back');
+  } finally {
+    await app.stop();
+  }
+});
+
+test('a code exchange during a transaction waits for it, survives its rollback, and does not hold the gate', async () => {
+  const app = await startExampleApp();
+  try {
+    const client = clientRecord({ scope: 'clients:read' });
+    await app.store.registerClient(client);
+    const grant = grantRecord(Date.now(), { clientId: client.clientId, scopes: ['clients:read'] });
+    await app.store.createGrant(grant);
+    const code = codeRecord(Date.now(), grant);
+    await app.store.saveAuthorizationCode(code);
+
+    // The store's write, group-committed after its turn: it must neither join the open transaction nor be lost with it.
+    const order: string[] = [];
+    let consumed!: Promise<unknown>;
+    const transaction = app.db
+      .transaction(async (tx) => {
+        await tx.run(
+          "INSERT INTO companies (name, email, created_at) VALUES ('Rolled back', 'r@b.example', 'now')",
+        );
+        consumed = Promise.resolve(app.store.consumeAuthorizationCode(code.codeHash)).then((outcome) => {
+          order.push('code consumed');
+          return outcome;
+        });
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        order.push('transaction fails');
+        throw new Error('rollback');
+      })
+      .catch((error: Error) => error.message);
+    expect(await transaction).toBe('rollback');
+    await expect(consumed).resolves.toMatchObject({ status: 'consumed' });
+    expect(order).toEqual(['transaction fails', 'code consumed']);
+    await expect(app.store.consumeAuthorizationCode(code.codeHash)).resolves.toMatchObject({
+      status: 'replayed',
+    });
+
+    // Outside a transaction, a statement issued after a store write gets its turn before that write commits: the
+    // gate is held for the call, not for the batch, so concurrent token requests share a commit.
+    const second = codeRecord(Date.now(), grant);
+    await app.store.saveAuthorizationCode(second);
+    const settled: string[] = [];
+    const write = Promise.resolve(app.store.consumeAuthorizationCode(second.codeHash)).then(() =>
+      settled.push('store write'),
+    );
+    const read = app.db.get('SELECT 1 AS one').then(() => settled.push('app statement'));
+    await Promise.all([write, read]);
+    expect(settled).toEqual(['app statement', 'store write']);
   } finally {
     await app.stop();
   }
