@@ -92,7 +92,10 @@ export type { EndpointPaths } from './paths';
 export { DEFAULT_PATHS } from './paths';
 /** The built-in pages' stylesheet (CSS text), for a host app's own pages to look like the consent page. */
 export { PAGE_STYLESHEET } from './pages';
-/** Whether an error means the store cannot be reached right now (answered 503 temporarily_unavailable). */
+/**
+ * Whether an error means the store cannot be reached right now, or SQLite stayed busy past its timeout (answered 503
+ * temporarily_unavailable).
+ */
 export { isStoreUnavailable } from './store/unavailable';
 /** The HTTP status of each OAuth error code. */
 export { OAUTH_ERROR_STATUS } from './errors';

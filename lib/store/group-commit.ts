@@ -47,8 +47,12 @@ export function createGroupCommit(db: Database, now: () => number = Date.now): G
     if (db.open && db.inTransaction) {
       waitingSince ??= now();
       if (now() - waitingSince < WAIT_FOR_OPEN_TRANSACTION_MS) return schedule();
-      const error = new Error(
-        'express-mcp-oauth: the SQLite connection stayed inside a transaction of the host app; the store could not write.',
+      // Busy, as SQLite itself says of a lock held past busy_timeout: the request may be tried again (503).
+      const error = Object.assign(
+        new Error(
+          'express-mcp-oauth: the SQLite connection stayed inside a transaction of the host app; the store could not write.',
+        ),
+        { code: 'SQLITE_BUSY' },
       );
       const failed = queue;
       queue = [];

@@ -2,7 +2,7 @@
 // to it broke), as opposed to a fault in a request or in the code. Such errors are answered 503
 // temporarily_unavailable with Retry-After, not 500: nothing is wrong with the request, and trying again will work.
 
-/** Connection failures of the network and of pg (node-postgres). */
+/** Connection failures of the network and of pg (node-postgres), and a SQLite database busy past its timeout. */
 const NETWORK_CODES = new Set([
   'ECONNREFUSED',
   'ECONNRESET',
@@ -12,6 +12,8 @@ const NETWORK_CODES = new Set([
   'ENETUNREACH',
   'EAI_AGAIN',
   'ENOTFOUND',
+  // SQLite: another connection (or a transaction the host app keeps open) held the database past the busy timeout.
+  'SQLITE_BUSY',
 ]);
 /** PostgreSQL SQLSTATEs: class 08 (connection exception), shutdowns, not accepting connections, too many. */
 const UNAVAILABLE_SQLSTATES = /^(08...|57P01|57P02|57P03|53300)$/;

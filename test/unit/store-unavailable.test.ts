@@ -14,6 +14,8 @@ test.each([
   ['pg: no connection in time', new Error('timeout exceeded when trying to connect'), true],
   ['wrapped as a cause', new Error('query failed', { cause: withCode('ECONNREFUSED') }), true],
   ['every address refused', new AggregateError([withCode('ECONNREFUSED'), withCode('ECONNREFUSED')]), true],
+  ['SQLite busy past its timeout', withCode('SQLITE_BUSY', 'database is locked'), true],
+  ['a SQLite constraint violation', withCode('SQLITE_CONSTRAINT_PRIMARYKEY'), false],
   ['a unique violation (23505)', withCode('23505', 'duplicate key'), false],
   ['a syntax error (42601)', withCode('42601'), false],
   ['a plain bug', new TypeError('x is not a function'), false],

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { createGroupCommit } from '../../../lib/store/group-commit';
 import { createSqliteStore } from '../../../lib/store/sqlite';
+import { isStoreUnavailable } from '../../../lib/store/unavailable';
 import { createFakeClock } from '../../helpers/clock';
 import { clientRecord, codeRecord, grantRecord } from '../../helpers/fixtures';
 
@@ -104,6 +105,8 @@ describe('group commit', () => {
     await new Promise((resolve) => setImmediate(resolve));
     clock.advance(5000);
     await expect(ours).rejects.toThrow(/inside a transaction of the host app/);
+    // Busy, not a bug: answered 503 temporarily_unavailable, so the client tries again.
+    expect(isStoreUnavailable(await ours.catch((error: unknown) => error))).toBe(true);
     writer.exec('ROLLBACK');
     expect(rows()).toEqual([]);
   });
