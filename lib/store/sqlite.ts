@@ -109,9 +109,7 @@ export function createSqliteStore(
 
   // The two writes of a grant's life that every token request makes: grouped across requests, or each on its own.
   const grouped = options.groupCommit === false ? undefined : createGroupCommit(db);
-  const single = db.transaction((work: () => unknown) => work());
-  const atomically = <T>(work: () => T): T | Promise<T> =>
-    grouped ? grouped.run(work) : (single.immediate(work) as T);
+  const atomically: Atomically = grouped ? grouped.run : commitEachAtOnce(db);
 
   // Codes first; then expired grants, each with its refresh tokens (by key range, and the old-format ones by the
   // partial index) and, by cascade, its codes.
@@ -214,4 +212,13 @@ export function createSqliteStore(
     promoteSigningKey: (kid, at) => promoteKey.immediate(kid, at),
     deleteRetiredSigningKeys: (before) => sql.deleteRetiredKeys.run(before).changes,
   };
+}
+
+/** Runs a write atomically: in the next group commit (a promise), or in a transaction of its own (a value). */
+type Atomically = <T>(work: () => T) => T | Promise<T>;
+
+/** Each write in an IMMEDIATE transaction of its own, committed before the call returns (groupCommit: false). */
+function commitEachAtOnce(db: Database): Atomically {
+  const single = db.transaction((work: () => unknown) => work());
+  return <T>(work: () => T) => single.immediate(work) as T;
 }
