@@ -21,6 +21,7 @@ import { createRequireBearer, type RequireBearerOptions } from './middleware/bea
 import { createBearerCache } from './middleware/bearer-cache';
 import { refuseControlCharacters } from './middleware/control-characters';
 import { openCors } from './middleware/cors';
+import { createOwnPaths } from './middleware/own-paths';
 import { createErrorHandler } from './middleware/error-handler';
 import { createRateLimiters } from './middleware/rate-limits';
 import {
@@ -164,9 +165,12 @@ export function createOAuthRouter(
   // Public documents: GET with open CORS (set by the document handler itself, one step less on a hot path),
   // OPTIONS for preflights, 405 for the rest.
   const metadataCors = openCors(['GET']);
+  const router = express.Router() as OAuthRouter;
+  const own = createOwnPaths();
+  router.use(own.skipOthers);
   const serveDocument = (target: express.Router, path: string, handler: express.RequestHandler) =>
     target
-      .route(path)
+      .route(target === router ? own.add(path) : path)
       .get(handler)
       .options(metadataCors)
       .all(allowMethods(['GET']));
@@ -186,7 +190,6 @@ export function createOAuthRouter(
   mountWellKnown(wellKnown);
   wellKnown.use(errorHandler);
 
-  const router = express.Router() as OAuthRouter;
   if (config.mountPath === '') {
     // Mounted at the root, the documents sit in this router itself rather than one router deeper.
     mountWellKnown(router);
@@ -197,7 +200,7 @@ export function createOAuthRouter(
   const { paths } = config;
   serveDocument(router, paths.jwks, jwksHandler(ctx));
   router
-    .route(paths.registration)
+    .route(own.add(paths.registration))
     .all(openCors(['POST']))
     .post(
       limits.register,
@@ -207,11 +210,11 @@ export function createOAuthRouter(
     )
     .all(allowMethods(['POST']));
   router
-    .route(paths.authorization)
+    .route(own.add(paths.authorization))
     .get(pages.headers, limits.authorize, plainText, authorizePageHandler(ctx))
     .all(allowMethods(['GET']));
   router
-    .route(signInPath(paths))
+    .route(own.add(signInPath(paths)))
     .post(
       pages.headers,
       limits.authorize,
@@ -224,22 +227,22 @@ export function createOAuthRouter(
     )
     .all(allowMethods(['POST']));
   router
-    .route(decisionPath(paths))
+    .route(own.add(decisionPath(paths)))
     .post(pages.headers, limits.authorize, form, plainText, decisionHandler(ctx))
     .all(allowMethods(['POST']));
   router
-    .route(paths.token)
+    .route(own.add(paths.token))
     .all(openCors(['POST']))
     .post(limits.token, formOrJson, plainText, tokenHandler(ctx))
     .all(allowMethods(['POST']));
   router
-    .route(paths.revocation)
+    .route(own.add(paths.revocation))
     .all(openCors(['POST']))
     .post(limits.revoke, formOrJson, plainText, revokeHandler(ctx))
     .all(allowMethods(['POST']));
   // Server to server: no CORS, so no browser page can ask.
   router
-    .route(paths.introspection)
+    .route(own.add(paths.introspection))
     .post(limits.introspect, formOrJson, plainText, introspectHandler(ctx))
     .all(allowMethods(['POST']));
   router.use(errorHandler);

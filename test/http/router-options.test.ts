@@ -333,3 +333,37 @@ test("each endpoint has its own name in Express's stack (and stack traces), not 
     expect(names).toContain(name);
   expect(names).not.toContain('asyncHandler');
 });
+
+describe('a request for a path the router does not serve', () => {
+  const app = express();
+  app.use(createOAuthRouter(store, signer, base));
+  app.use((_req, res) => void res.status(299).send('the host app'));
+
+  // Express matches routes without regard to case and with or without one trailing slash: so must the shortcut.
+  test.each([
+    ['GET', '/.well-known/oauth-authorization-server', 200],
+    ['GET', '/.WELL-KNOWN/OAuth-Authorization-Server/', 200],
+    ['GET', '/.well-known/oauth-protected-resource/mcp', 200],
+    ['GET', '/v1/oauth/jwks/', 200],
+    ['POST', '/v1/oauth/Token', 401],
+    ['GET', '/v1/oauth/token', 405],
+    ['POST', '/v1/oauth/revoke/', 400],
+    ['POST', '/mcp', 299],
+    ['GET', '/v1/oauth', 299],
+    ['GET', '/v1/oauth/token/more', 299],
+    ['GET', '/v1/oauth/token//', 299],
+    ['GET', '/', 299],
+  ])('%s %s answers %d', async (method, path, status) => {
+    const res = await request(app)[method === 'GET' ? 'get' : 'post'](path);
+    expect(res.status).toBe(status);
+  });
+
+  test('leaves the router at its first layer, without being matched against each route', () => {
+    const router = createOAuthRouter(store, signer, base);
+    const first = (router.stack as Array<{ handle: express.RequestHandler }>)[0]!.handle;
+    const next = jest.fn();
+    first({ path: '/mcp' } as express.Request, {} as express.Response, next);
+    first({ path: '/V1/OAUTH/TOKEN/' } as express.Request, {} as express.Response, next);
+    expect(next.mock.calls).toEqual([['router'], [undefined]]);
+  });
+});
