@@ -1,10 +1,17 @@
-// Structured JSON logs (pino): one line per request with its id (pino-http), which every line logged for that
-// request carries too, audit events included. Never a header, a cookie or a query string: those carry tokens.
+// Structured JSON logs (pino): one line per request with its id, which every line logged for that request carries
+// too, audit events included. Never a header, a cookie or a query string: those carry tokens.
 import { randomUUID } from 'node:crypto';
-import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { RequestHandler } from 'express';
 import pino, { type DestinationStream, type Logger } from 'pino';
-import { pinoHttp } from 'pino-http';
+
+declare module 'node:http' {
+  interface IncomingMessage {
+    /** This request's id (requestLogger): the caller's X-Request-Id when it is a plain token, or a new one. */
+    id?: string;
+    /** A logger whose lines carry this request's id (requestLogger). */
+    log?: Logger;
+  }
+}
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
@@ -15,36 +22,62 @@ export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', '
  * and when the process exits; only a hard kill loses the last few milliseconds of them.
  */
 export function createLogger(level: string, destination?: DestinationStream): Logger {
-  return pino(
-    { level, timestamp: pino.stdTimeFunctions.isoTime },
-    destination ?? pino.destination({ dest: 1, sync: false }),
-  );
+  return pino({ level, timestamp: isoTime() }, destination ?? pino.destination({ dest: 1, sync: false }));
+}
+
+/**
+ * pino's `stdTimeFunctions.isoTime` (`,"time":"2026-11-25T04:42:11.123Z"`) without a Date and its formatting per
+ * line: the part before the milliseconds changes once a second, so it is made once a second.
+ */
+export function isoTime(): () => string {
+  let second = Number.NaN;
+  let prefix = '';
+  return () => {
+    const now = Date.now();
+    const ms = now % 1000;
+    if (now - ms !== second) {
+      second = now - ms;
+      prefix = `,"time":"${new Date(second).toISOString().slice(0, 20)}`;
+    }
+    return `${prefix}${ms < 10 ? '00' : ms < 100 ? '0' : ''}${ms}Z"`;
+  };
 }
 
 /** A caller's request id is kept when it is a plain token (so traces join up), otherwise one is made. */
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
+const QUIET_PATHS = new Set(['/healthz', '/readyz']);
 
+/**
+ * Gives each request an id (echoed in X-Request-Id) and a child logger carrying it (`req.log`), and logs one line
+ * when the response is done: method, path without its query string, status, and time taken. Written by hand rather
+ * than with pino-http, whose per-request wrappers (a serializer view of the whole request and response) cost about
+ * a tenth of a tool call's CPU for the same line.
+ */
 export function requestLogger(logger: Logger): RequestHandler {
-  return pinoHttp({
-    logger,
-    genReqId(req: IncomingMessage, res: ServerResponse) {
-      const given = req.headers['x-request-id'];
-      const id = typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
-      res.setHeader('X-Request-Id', id);
-      return id;
-    },
-    // Lines logged through req.log carry { reqId } (the request's own line included), like the audit events.
-    quietReqLogger: true,
-    autoLogging: { ignore: (req) => req.url === '/healthz' || req.url === '/readyz' },
-    customLogLevel: (_req, res, error) =>
-      error || res.statusCode >= 500 ? 'error' : res.statusCode >= 400 ? 'warn' : 'info',
-    serializers: {
-      req: (req: { id: unknown; method: string; url: string }) => ({
-        id: req.id,
-        method: req.method,
-        path: req.url.split('?')[0],
-      }),
-      res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
-    },
-  }) as unknown as RequestHandler;
+  return function logRequest(req, res, next) {
+    const given = req.headers['x-request-id'];
+    const id = typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
+    res.setHeader('X-Request-Id', id);
+    const log = logger.child({ reqId: id });
+    req.id = id;
+    req.log = log;
+    const path = req.url.split('?', 1)[0]!;
+    if (QUIET_PATHS.has(path)) return next();
+    const method = req.method;
+    const started = Date.now();
+    res.once('close', () => {
+      const fields = {
+        req: { id, method, path },
+        res: { statusCode: res.statusCode },
+        responseTime: Date.now() - started,
+      };
+      // Cut off before the response was sent: the client went away (or the connection failed).
+      if (!res.writableFinished) return log.warn(fields, 'request aborted');
+      const status = res.statusCode;
+      if (status >= 500) log.error(fields, 'request errored');
+      else if (status >= 400) log.warn(fields, 'request completed');
+      else log.info(fields, 'request completed');
+    });
+    next();
+  };
 }

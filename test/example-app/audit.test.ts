@@ -1,26 +1,14 @@
 // The reference app's audit trail: each OAuth event is a JSON log line with the request's id and a row of
 // audit_events (on SQLite and PostgreSQL), the connected-apps page shows each app's recent activity, and old events
 // are purged with the rest.
-import { Writable } from 'node:stream';
 import request from 'supertest';
 import { formOf } from '../helpers/oauth-app';
 import { authorizeOn } from '../helpers/http-browser';
 import { APP_USER, startExampleApp, type RunningExampleApp } from '../helpers/example-app';
 import { createTestDatabase, type TestDatabase } from '../helpers/postgres-database';
 import { describeWith } from '../helpers/services';
+import { logSink } from '../helpers/log-sink';
 import { readConfig } from '../../example-app/config';
-
-/** A pino destination that keeps every line, parsed. */
-function logSink() {
-  const lines: Array<Record<string, unknown>> = [];
-  const stream = new Writable({
-    write(chunk, _encoding, done) {
-      for (const line of String(chunk).split('\n').filter(Boolean)) lines.push(JSON.parse(line));
-      done();
-    },
-  });
-  return { lines, stream };
-}
 
 async function connectClient(app: RunningExampleApp) {
   const client = (await (
