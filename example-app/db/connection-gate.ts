@@ -17,10 +17,13 @@ export function createConnectionGate(): ConnectionGate {
   const context = new AsyncLocalStorage<symbol>();
   let holder: symbol | undefined;
   let tail: Promise<void> = Promise.resolve();
+  /** Transactions running or waiting their turn. */
+  let queued = 0;
   const inside = () => holder !== undefined && context.getStore() === holder;
 
   async function exclusive<T>(work: () => Promise<T>): Promise<T> {
     if (inside()) return work();
+    queued += 1;
     const previous = tail;
     let release!: () => void;
     tail = new Promise<void>((resolve) => (release = resolve));
@@ -31,12 +34,23 @@ export function createConnectionGate(): ConnectionGate {
       return await context.run(token, work);
     } finally {
       holder = undefined;
+      queued -= 1;
       release();
     }
   }
 
   return {
     exclusive,
-    turn: (work) => (inside() ? Promise.resolve().then(work) : exclusive(async () => work())),
+    turn(work) {
+      if (inside()) return Promise.resolve().then(work);
+      if (queued > 0) return exclusive(async () => work());
+      // Nothing holds the connection or waits for it: a statement runs at once (it is synchronous, so nothing can
+      // slip in), without the async context and promises of a turn in the queue; a tool's read costs no more.
+      try {
+        return Promise.resolve(work());
+      } catch (error) {
+        return Promise.reject(error);
+      }
+    },
   };
 }

@@ -3,7 +3,7 @@
 //
 // On SQLite every statement and transaction takes its turn through the connection gate (connection-gate.ts): a
 // transaction may await anything, real I/O included, and no other request's statement lands inside it.
-import type { Database as SqliteDatabase } from 'better-sqlite3';
+import type { Database as SqliteDatabase, Statement } from 'better-sqlite3';
 import type { ConnectionGate } from './connection-gate';
 import type { Pool, PoolClient } from 'pg';
 
@@ -20,14 +20,27 @@ export interface AppDb {
   transaction<T>(work: (tx: AppDb) => Promise<T>): Promise<T>;
 }
 
+/** Prepared statements kept per connection: the services' SQL is a few dozen strings, built from constants. */
+const MAX_STATEMENTS = 500;
+
 export function sqliteAppDb(db: SqliteDatabase, gate: ConnectionGate): AppDb {
+  // Compiling a statement costs more than running a small one, so each SQL text is compiled once. The bound only
+  // guards against a caller that builds SQL from data (none does): past it, statements are compiled per call.
+  const statements = new Map<string, Statement>();
+  const prepare = (sql: string): Statement => {
+    let statement = statements.get(sql);
+    if (statement === undefined) {
+      statement = db.prepare(sql);
+      if (statements.size < MAX_STATEMENTS) statements.set(sql, statement);
+    }
+    return statement;
+  };
   const appDb: AppDb = {
     dialect: 'sqlite',
-    all: (sql, params = []) => gate.turn(() => db.prepare(sql).all(...params) as never),
-    get: (sql, params = []) => gate.turn(() => db.prepare(sql).get(...params) as never),
-    run: (sql, params = []) => gate.turn(() => db.prepare(sql).run(...params).changes),
-    insert: (sql, params = []) =>
-      gate.turn(() => Number((db.prepare(sql).get(...params) as { id: number }).id)),
+    all: (sql, params = []) => gate.turn(() => prepare(sql).all(...params) as never),
+    get: (sql, params = []) => gate.turn(() => prepare(sql).get(...params) as never),
+    run: (sql, params = []) => gate.turn(() => prepare(sql).run(...params).changes),
+    insert: (sql, params = []) => gate.turn(() => Number((prepare(sql).get(...params) as { id: number }).id)),
     // Nested calls (from inside the gate's turn) join the transaction under way.
     transaction: (work) =>
       gate.exclusive(async () => {

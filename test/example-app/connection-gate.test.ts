@@ -1,7 +1,9 @@
 // The app's SQLite transactions share one connection with the OAuth store: a transaction that awaits real I/O must
 // not take in (and roll back) the statements other requests run meanwhile. Safe by construction, not by a comment.
 import { randomUUID } from 'node:crypto';
+import Database from 'better-sqlite3';
 import { createConnectionGate } from '../../example-app/db/connection-gate';
+import { sqliteAppDb } from '../../example-app/db/database';
 import { clientRecord, codeRecord, grantRecord } from '../helpers/fixtures';
 import { startExampleApp } from '../helpers/example-app';
 
@@ -99,4 +101,46 @@ test('nested transactions and statements from inside a transaction do not wait f
   });
   await gate.turn(() => steps.push('after'));
   expect(steps).toEqual(['statement inside', 'nested transaction', 'after']);
+});
+
+test('with nothing under way a statement runs at once; behind a transaction it waits; a failure is a rejection', async () => {
+  const gate = createConnectionGate();
+  const ran: string[] = [];
+  const idle = gate.turn(() => ran.push('idle'));
+  expect(ran).toEqual(['idle']);
+  let finish!: () => void;
+  const transaction = gate.exclusive(() => new Promise<void>((resolve) => (finish = resolve)));
+  const queued = gate.turn(() => ran.push('queued'));
+  await new Promise((resolve) => setTimeout(resolve, 5));
+  expect(ran).toEqual(['idle']);
+  finish();
+  await Promise.all([idle, transaction, queued]);
+  expect(ran).toEqual(['idle', 'queued']);
+  void gate.turn(() => ran.push('idle again'));
+  expect(ran).toEqual(['idle', 'queued', 'idle again']);
+  const failing = gate.turn(() => {
+    throw new Error('no such table');
+  });
+  await expect(failing).rejects.toThrow('no such table');
+});
+
+test('each SQL text is compiled once, and its statement still sees a column added later', async () => {
+  const sqlite = new Database(':memory:');
+  const db = sqliteAppDb(sqlite, createConnectionGate());
+  const prepare = jest.spyOn(sqlite, 'prepare');
+  await db.run('CREATE TABLE notes (id INTEGER PRIMARY KEY, text TEXT)');
+  for (const text of ['a', 'b']) await db.run('INSERT INTO notes (text) VALUES (?)', [text]);
+  expect(await db.all('SELECT * FROM notes WHERE id > ?', [0])).toEqual([
+    { id: 1, text: 'a' },
+    { id: 2, text: 'b' },
+  ]);
+  await db.run('ALTER TABLE notes ADD COLUMN pinned INTEGER NOT NULL DEFAULT 0');
+  expect(await db.get('SELECT * FROM notes WHERE id > ?', [1])).toEqual({ id: 2, text: 'b', pinned: 0 });
+  expect(prepare.mock.calls.map(([sql]) => sql)).toEqual([
+    'CREATE TABLE notes (id INTEGER PRIMARY KEY, text TEXT)',
+    'INSERT INTO notes (text) VALUES (?)',
+    'SELECT * FROM notes WHERE id > ?',
+    'ALTER TABLE notes ADD COLUMN pinned INTEGER NOT NULL DEFAULT 0',
+  ]);
+  sqlite.close();
 });
