@@ -27,10 +27,19 @@ export function refuseMcp(
 export function checkHost(allowedHosts: readonly string[], resourceMetadata: string): RequestHandler {
   const allowed = new Set(allowedHosts);
   const isToolServer = (req: Request) => req.path === '/mcp' || req.path.startsWith('/mcp/');
+  // Host headers already found allowed (a few: this server's names with their ports), so the check on every tool
+  // call is one lookup instead of parsing a URL. Bounded, as a client chooses the port it writes there.
+  const seen = new Set<string>();
+  const isAllowed = (header: string) => {
+    if (seen.has(header)) return true;
+    const hostname = URL.canParse(`http://${header}`) ? new URL(`http://${header}`).hostname : undefined;
+    if (!header || hostname === undefined || !allowed.has(hostname)) return false;
+    if (seen.size < 100) seen.add(header);
+    return true;
+  };
   return function rejectForeignHost(req, res, next) {
     const header = req.headers.host ?? '';
-    const hostname = URL.canParse(`http://${header}`) ? new URL(`http://${header}`).hostname : undefined;
-    if (header && hostname !== undefined && allowed.has(hostname)) return next();
+    if (isAllowed(header)) return next();
     const description = `This server does not answer to the host ${header.slice(0, 100) || '(none)'}.`;
     if (isToolServer(req)) return refuseMcp(res, 403, resourceMetadata, 'invalid_request', description);
     res.status(403).json({ error: 'invalid_request', error_description: description });

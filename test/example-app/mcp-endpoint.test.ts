@@ -3,6 +3,7 @@
 import express from 'express';
 import request from 'supertest';
 import { readConfig } from '../../example-app/config';
+import { checkHost } from '../../example-app/http/guards';
 import { checkOrigin } from '../../example-app/mcp/endpoint';
 import { createUser } from '../../example-app/users';
 import { ALL_SCOPES, startExampleApp, type RunningExampleApp } from '../helpers/example-app';
@@ -182,4 +183,20 @@ describe('Origin (MCP transport: a page the user visits must not drive the tool 
     expect(readConfig({}).cimdAllowLoopback).toBe(false);
     expect(() => readConfig({ CIMD_ALLOW_LOOPBACK: 'yes' })).toThrow(/CIMD_ALLOW_LOOPBACK/);
   });
+});
+
+test('the Host check remembers allowed names, never a refused one, and stays right past its memory', async () => {
+  const guarded = express();
+  guarded.use(
+    checkHost(['localhost', '127.0.0.1'], 'http://localhost/.well-known/oauth-protected-resource/mcp'),
+  );
+  guarded.get('/', (_req, res) => void res.send('ok'));
+  const status = async (host: string) => (await request(guarded).get('/').set('Host', host)).status;
+  for (let round = 0; round < 2; round += 1) {
+    expect(await status('localhost:3000')).toBe(200);
+    expect(await status('localhost@attacker.example')).toBe(403);
+    expect(await status('attacker.example')).toBe(403);
+  }
+  for (let port = 1; port <= 150; port += 1) expect(await status(`127.0.0.1:${port}`)).toBe(200);
+  expect(await status('127.0.0.1.attacker.example:1')).toBe(403);
 });
