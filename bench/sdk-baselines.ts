@@ -1,7 +1,8 @@
 // The MCP SDK's own building blocks as bench baselines, written the way its README and examples show them:
 //   sdk-router   mcpAuthRouter + requireBearerAuth over a minimal in-memory provider issuing ES256 JWTs (a fair,
 //                small implementation of OAuthServerProvider), and behind it the README's stateless /mcp: a new
-//                McpServer with every tool of the reference app and a new transport per request
+//                McpServer with every tool of the reference app (their input schemas built with it, as the
+//                README's inline `inputSchema` is) and a new transport per request
 //   sdk-reused   the SDK transport with servers built once and reused (a free one per request), no auth at all
 //   bare-ping    Express answering a JSON-RPC ping by hand, no MCP SDK: the floor of what /mcp could cost
 import { createPrivateKey, createPublicKey, randomBytes, randomUUID } from 'node:crypto';

@@ -97,12 +97,22 @@ async function build(): Promise<express.Express> {
   }
   if (mode === 'sdk-router' || mode === 'sdk-reused') {
     const { openAppDatabase } = require('../example-app/db/open') as typeof OpenModule;
-    const { createBusinessMcpServer } = require('../example-app/mcp/server') as typeof ServerModule;
+    const { buildInputSchemas, createBusinessMcpServer } =
+      require('../example-app/mcp/server') as typeof ServerModule;
     const baselines = require('./sdk-baselines') as typeof BaselinesModule;
     const { db } = await openAppDatabase({ databasePath: process.env.BENCH_APP_DB! });
-    const createServer = () => createBusinessMcpServer(db, 'business-service');
-    if (mode === 'sdk-reused')
+    if (mode === 'sdk-reused') {
+      // Servers reused: their schemas built once, as the app's are.
+      const createServer = () => createBusinessMcpServer(db, 'business-service');
       return baselines.sdkReusedApp(createServer, JSON.parse(process.env.BENCH_APP_AUTH!));
+    }
+    // The README's pattern builds each tool's input schema with its server (`inputSchema` written inline in
+    // registerTool), so this baseline does too, rather than sharing the app's, built once for its process.
+    // BENCH_SDK_SHARED_SCHEMAS=1 shares them, for an informative row: the pattern with that one optimisation.
+    const shared = process.env.BENCH_SDK_SHARED_SCHEMAS === '1';
+    const createServer = shared
+      ? () => createBusinessMcpServer(db, 'business-service')
+      : () => createBusinessMcpServer(db, 'business-service', buildInputSchemas());
     return baselines.sdkRouterApp(
       keyPem,
       {

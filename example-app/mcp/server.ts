@@ -19,16 +19,32 @@ export const TOOL_SCOPES: Readonly<Record<string, readonly string[]>> = Object.f
   ALL_TOOLS.map((tool) => [tool.name, tool.scopes]),
 );
 
-// Built once for the process: every pooled server registers the same (immutable) schemas.
-const INPUT_SCHEMAS = new Map(
-  ALL_TOOLS.map((tool) => [
-    tool.name,
-    // Strict: a misspelt argument is reported to the model instead of being silently dropped.
-    z.object(tool.input).strict(),
-  ]),
-);
+/** Each tool's input schema, by tool name. */
+export type InputSchemas = ReadonlyMap<string, z.ZodObject>;
 
-export function createBusinessMcpServer(db: AppDb, serverName: string): McpServer {
+/** Builds every tool's input schema. */
+export function buildInputSchemas(): InputSchemas {
+  return new Map(
+    ALL_TOOLS.map((tool) => [
+      tool.name,
+      // Strict: a misspelt argument is reported to the model instead of being silently dropped.
+      z.object(tool.input).strict(),
+    ]),
+  );
+}
+
+// Built once for the process: every pooled server registers the same (immutable) schemas.
+const INPUT_SCHEMAS = buildInputSchemas();
+
+/**
+ * A server with every tool. `schemas` defaults to the ones built once for the process; the bench's baseline of the
+ * SDK README's stateless pattern passes new ones, as that pattern builds them with each server.
+ */
+export function createBusinessMcpServer(
+  db: AppDb,
+  serverName: string,
+  schemas: InputSchemas = INPUT_SCHEMAS,
+): McpServer {
   const server = new McpServer({ name: serverName, version: '1.0.0' }, { capabilities: { tools: {} } });
   for (const tool of ALL_TOOLS) {
     server.registerTool(
@@ -36,7 +52,7 @@ export function createBusinessMcpServer(db: AppDb, serverName: string): McpServe
       {
         title: tool.title,
         description: `${tool.description} (Needs ${tool.scopes.join(', ')}.)`,
-        inputSchema: INPUT_SCHEMAS.get(tool.name)!,
+        inputSchema: schemas.get(tool.name)!,
         annotations: {
           readOnlyHint: tool.readOnly,
           destructiveHint: tool.destructive ?? false,
