@@ -101,18 +101,14 @@ async function build(): Promise<express.Express> {
       require('../example-app/mcp/server') as typeof ServerModule;
     const baselines = require('./sdk-baselines') as typeof BaselinesModule;
     const { db } = await openAppDatabase({ databasePath: process.env.BENCH_APP_DB! });
-    if (mode === 'sdk-reused') {
-      // Servers reused: their schemas built once, as the app's are.
-      const createServer = () => createBusinessMcpServer(db, 'business-service');
-      return baselines.sdkReusedApp(createServer, JSON.parse(process.env.BENCH_APP_AUTH!));
-    }
     // The README's pattern builds each tool's input schema with its server (`inputSchema` written inline in
-    // registerTool), so this baseline does too, rather than sharing the app's, built once for its process.
-    // BENCH_SDK_SHARED_SCHEMAS=1 shares them, for an informative row: the pattern with that one optimisation.
-    const shared = process.env.BENCH_SDK_SHARED_SCHEMAS === '1';
-    const createServer = shared
-      ? () => createBusinessMcpServer(db, 'business-service')
-      : () => createBusinessMcpServer(db, 'business-service', buildInputSchemas());
+    // registerTool), so its baseline does too. Reused servers share the app's, built once for the process, and so
+    // does the informative row of BENCH_SDK_SHARED_SCHEMAS=1: the README pattern with that one optimisation.
+    const sharedSchemas = mode === 'sdk-reused' || process.env.BENCH_SDK_SHARED_SCHEMAS === '1';
+    const createServer = () =>
+      createBusinessMcpServer(db, 'business-service', sharedSchemas ? undefined : buildInputSchemas());
+    if (mode === 'sdk-reused')
+      return baselines.sdkReusedApp(createServer, JSON.parse(process.env.BENCH_APP_AUTH!));
     return baselines.sdkRouterApp(
       keyPem,
       {
