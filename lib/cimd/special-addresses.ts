@@ -1,5 +1,6 @@
-// Which IP addresses an outbound fetch must never reach (SSRF): the special-use ranges of RFC 6890 and the IANA
-// special-purpose registries, and the IPv6 forms that carry an IPv4 address (mapped, compatible, NAT64).
+// Which IP addresses an outbound fetch must never reach (SSRF): in IPv4 the special-use ranges of RFC 6890 and the
+// IANA special-purpose registry; in IPv6 everything but global unicast, less the special ranges inside it; and the
+// IPv6 forms that carry an IPv4 address (mapped, NAT64) judged by that address.
 import { isIP } from 'node:net';
 
 /** Why an address is refused, in words an error message can use; `loopback` alone may be allowed for tests. */
@@ -56,21 +57,26 @@ function parseIpv6(text: string): bigint {
 
 const v6 = (text: string): bigint => parseIpv6(text);
 
-// RFC 6890 §2.2.3 and the IANA IPv6 special-purpose registry. Ranges that embed an IPv4 address are handled apart.
+// IPv6 is judged by what is allowed, not by what is denied: only global unicast (2000::/3, RFC 4291 §2.4 and the
+// IANA IPv6 address space registry) is ever fetched from, less the ranges inside it that the IANA IPv6
+// special-purpose registry (RFC 6890 §2.2.3 and its updates) does not mark globally reachable. Anything else, named
+// or not (::ffff:0:0:0/96 SIIT, 100::/64 discard, 5f00::/16 SRv6, 1::1, 4000::1...), is refused; the ranges listed
+// outside 2000::/3 are there only so that the log names them precisely.
+const GLOBAL_UNICAST: Range = [v6('2000::'), 3, 'reserved'];
+
 const IPV6: readonly Range[] = [
+  // Inside 2000::/3. The registry marks a few anycast and overlay blocks within 2001::/23 globally reachable
+  // (2001:1::1-3, 2001:3::/32, 2001:4:112::/48, 2001:20::/28, 2001:30::/28); none serves a web document, so the
+  // whole block stays refused, Teredo (2001::/32) and benchmarking (2001:2::/48) with it.
+  [v6('2001::'), 23, 'reserved'],
+  [v6('2001:db8::'), 32, 'documentation'],
+  [v6('2002::'), 16, 'reserved'], // 6to4: carries an IPv4 address of any kind
+  [v6('3fff::'), 20, 'documentation'], // RFC 9637
+  // Outside 2000::/3 (refused anyway), for the words.
   [v6('::1'), 128, 'loopback'],
   [v6('::'), 128, 'unspecified'],
-  [v6('::'), 96, 'reserved'], // IPv4-compatible (deprecated)
-  [v6('64:ff9b:1::'), 48, 'reserved'], // local-use NAT64
-  [v6('100::'), 64, 'reserved'], // discard-only
-  [v6('2001::'), 23, 'reserved'], // IETF protocol assignments, Teredo among them
-  [v6('2001:db8::'), 32, 'documentation'],
-  [v6('2002::'), 16, 'reserved'], // 6to4
-  [v6('3fff::'), 20, 'documentation'],
-  [v6('5f00::'), 16, 'reserved'], // SRv6 SIDs
   [v6('fc00::'), 7, 'private'], // unique local
   [v6('fe80::'), 10, 'link-local'],
-  [v6('fec0::'), 10, 'reserved'], // site-local (deprecated)
   [v6('ff00::'), 8, 'multicast'],
 ];
 
@@ -100,5 +106,7 @@ export function specialUseOf(address: string): SpecialUse | undefined {
   if (family !== 6) return 'reserved';
   const value = parseIpv6(text);
   if (EMBEDS_IPV4.some((range) => inRange(value, 128, range))) return classifyIpv4(value & 0xffffffffn);
-  return IPV6.find((range) => inRange(value, 128, range))?.[2];
+  const named = IPV6.find((range) => inRange(value, 128, range))?.[2];
+  if (named) return named;
+  return inRange(value, 128, GLOBAL_UNICAST) ? undefined : 'reserved';
 }

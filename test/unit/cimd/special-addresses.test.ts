@@ -41,6 +41,29 @@ describe('special-use addresses', () => {
     ['::ffff:169.254.169.254', 'link-local'],
     ['64:ff9b::10.0.0.1', 'private'],
     ['64:ff9b::a9fe:a9fe', 'link-local'],
+    // Outside global unicast (2000::/3): refused whether or not any list names them.
+    ['::ffff:0:a9fe:a9fe', 'reserved'], // SIIT (IPv4-translated) form of 169.254.169.254
+    ['::ffff:0:169.254.169.254', 'reserved'],
+    ['::ffff:0:7f00:1', 'reserved'], // SIIT form of 127.0.0.1
+    ['1::1', 'reserved'],
+    ['4000::1', 'reserved'],
+    ['e000::1', 'reserved'],
+    ['100::1', 'reserved'], // discard-only
+    ['100:0:0:1::1', 'reserved'], // dummy prefix (RFC 9780)
+    ['5f00::1', 'reserved'], // SRv6 SIDs
+    ['fec0::1', 'reserved'], // site-local (deprecated)
+    ['200::1', 'reserved'], // OSI NSAP (deprecated)
+    ['::2', 'reserved'],
+    ['::1:0:0:1', 'reserved'],
+    ['::fffe:a9fe:a9fe', 'reserved'],
+    // Inside it, the special-purpose ranges, the registry's few globally reachable ones in 2001::/23 included.
+    ['2001:2::1', 'reserved'], // benchmarking
+    ['2001:10::1', 'reserved'], // ORCHID
+    ['2001:20::1', 'reserved'], // ORCHIDv2
+    ['2001:1::1', 'reserved'], // PCP anycast
+    ['2001:1ff:ffff::1', 'reserved'],
+    ['3fff::1', 'documentation'], // RFC 9637
+    ['3fff:fff:ffff::1', 'documentation'],
     // Not an address at all is never taken for a public one.
     ['not-an-ip', 'reserved'],
     ['', 'reserved'],
@@ -56,6 +79,11 @@ describe('special-use addresses', () => {
     '2606:4700::1111',
     '::ffff:8.8.8.8',
     '64:ff9b::808:808',
+    '2001:200::1', // the first block after 2001::/23
+    '2a00:1450:4001:81c::200e',
+    '2c0f:fb50:4003::1',
+    '3ffe:ffff::1',
+    '3fff:1000::1', // just past the documentation /20
   ])('%s is public', (address) => {
     expect(specialUseOf(address)).toBeUndefined();
   });
