@@ -115,8 +115,9 @@ export function createAppMetrics(options: {
       else if (event.type === 'code.replayed') revoked.inc({ cause: `code_${event.reason ?? 'replay'}` });
       else if (event.type === 'refresh_token.reused') revoked.inc({ cause: 'refresh_token_reuse' });
       else if (event.type === 'grant.revoked') revoked.inc({ cause: event.by ?? 'admin' });
+      // Reported once per address and window: the event's count holds the refusals held back since the last one.
       else if (event.type === 'rate_limit.hit' || event.type === 'sign_in.rate_limited')
-        limited.inc({ limit: event.limit ?? 'unknown' });
+        limited.inc({ limit: event.limit ?? 'unknown' }, event.count ?? 1);
     },
     timedStore(store) {
       const timed = {} as Record<string, unknown>;

@@ -25,7 +25,10 @@ export type OAuthEventType =
   /** A grant ended by its user, its client (RFC 7009 revocation) or an administrator. */
   | 'grant.revoked'
   | 'token.introspected'
-  /** A rate limit refused a request (sign-in limits report sign_in.rate_limited instead). */
+  /**
+   * A rate limit refused a request (sign-in limits report sign_in.rate_limited instead): once per key and window,
+   * with a `count`.
+   */
   | 'rate_limit.hit';
 
 /** Who ended a grant. */
@@ -53,6 +56,12 @@ export interface OAuthEvent {
   active?: boolean;
   /** rate_limit.hit, sign_in.rate_limited: the limit's name (`token`, `signInPerAccount`, ...). */
   limit?: string;
+  /**
+   * rate_limit.hit, sign_in.rate_limited: how many refused requests the event stands for. A key (an address, or an
+   * account and an address) is reported once per window: the count is this refusal plus those of the same key held
+   * back since its previous event.
+   */
+  count?: number;
   /** token.introspected: the kind of token asked about, when it was found. */
   tokenType?: 'access_token' | 'refresh_token';
   /** token.refused: the grant_type asked for, when it was one of the supported ones. */

@@ -6,11 +6,17 @@
 // any other address is not); and, per account from all addresses, growing delays for the addresses that have already
 // failed for it (signInSlowdown), so a guess spread over many addresses still meets a ceiling, without a wall.
 import type { Request, RequestHandler } from 'express';
-import { rateLimit, ipKeyGenerator, type RateLimitInfo } from 'express-rate-limit';
+import {
+  rateLimit,
+  ipKeyGenerator,
+  type RateLimitExceededEventHandler,
+  type RateLimitInfo,
+} from 'express-rate-limit';
 import { OAuthError } from '../errors';
 import type { OAuthConfig } from '../options';
 import type { RateLimitName } from '../rate-limit-options';
 import type { EmitEvent } from '../events';
+import { createRefusalReports } from './refusal-reports';
 
 export type RateLimiters = Record<RateLimitName, RequestHandler>;
 
@@ -52,12 +58,20 @@ export function createRateLimiters(config: OAuthConfig, emit: EmitEvent = () => 
   const limiters = {} as RateLimiters;
   const failOpen = { passOnStoreError: true, logger: storeErrorLogger(config.now) };
   const settings = config.rateLimits;
-  const tooMany =
-    (limit: RateLimitName): RequestHandler =>
-    (req, _res, next) => {
-      emit(req, limit.startsWith('signIn') ? 'sign_in.rate_limited' : 'rate_limit.hit', { limit });
+  // One event per key and window, not one per refused request (see refusal-reports.ts). Each instance remembers
+  // its own keys: with a shared store (Redis) the count is shared but this memory is not, so a key refused on every
+  // instance is reported once per instance and window, which still bounds the writes by the number of instances.
+  const tooMany = (limit: RateLimitName, windowMs: number): RateLimitExceededEventHandler => {
+    const reports = createRefusalReports(windowMs, config.now);
+    return function refuseTooMany(req, _res, next, options) {
+      const info = (req as unknown as Record<string, RateLimitInfo | undefined>)[options.requestPropertyName];
+      const count = reports.refused(info?.key ?? addressOf(req));
+      if (count !== undefined) {
+        emit(req, limit.startsWith('signIn') ? 'sign_in.rate_limited' : 'rate_limit.hit', { limit, count });
+      }
       next(new OAuthError('too_many_requests', 'Too many requests; wait a while and try again.'));
     };
+  };
   for (const name of [
     'register',
     'authorize',
@@ -89,7 +103,7 @@ export function createRateLimiters(config: OAuthConfig, emit: EmitEvent = () => 
           }
         : { keyGenerator: addressOf }),
       ...(settings.store ? { store: settings.store(name), ...failOpen } : {}),
-      handler: tooMany(name),
+      handler: tooMany(name, setting.windowMs),
     });
   }
   limiters.signInSlowdown =

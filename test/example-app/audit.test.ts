@@ -132,6 +132,32 @@ function describeAudit(name: string, place: Place) {
       expect(JSON.parse(revoked!.detail as string)).toEqual({ by: 'user' });
     });
 
+    test('30 refused requests make one row and one line in their window, not 30', async () => {
+      // This app with its rate limits on (the default of a real deployment; the tests' apps run without).
+      await app.stop();
+      await place.cleanUp();
+      app = await startExampleApp(
+        { LOG_LEVEL: 'info', RATE_LIMITS: 'on', ...(await place.env()) },
+        { logDestination: sink.stream },
+      );
+      const register = () =>
+        fetch(`${app.baseUrl}/v1/oauth/register`, {
+          method: 'POST',
+          headers: { 'Content-Type': 'application/json' },
+          body: JSON.stringify({ redirect_uris: ['https://flood.example/cb'] }),
+        });
+      const statuses: number[] = [];
+      // The registration limit allows 20 per window; the next 30 are refused.
+      for (let i = 0; i < 50; i += 1) statuses.push((await register()).status);
+      expect(statuses.filter((status) => status === 429)).toHaveLength(30);
+      await app.audit.flush();
+      const rows = await app.db.all<{ detail: string }>(
+        "SELECT detail FROM audit_events WHERE type = 'rate_limit.hit'",
+      );
+      expect(rows.map((row) => JSON.parse(row.detail))).toEqual([{ limit: 'register', count: 1 }]);
+      expect(sink.lines.filter((line) => line.msg === 'rate_limit.hit')).toHaveLength(1);
+    });
+
     test('events older than the retention are purged with the rest; newer ones stay', async () => {
       await connectClient(app);
       await app.audit.flush();

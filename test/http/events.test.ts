@@ -1,8 +1,9 @@
 // Audit events (onEvent): one per thing that matters, with ids, address and request id, never a secret; an onEvent
-// that fails never fails the request.
+// that fails never fails the request; refused requests are reported once per key and window.
 import express from 'express';
 import request from 'supertest';
 import type { OAuthEvent } from '../../lib';
+import { MINUTE } from '../helpers/clock';
 import {
   authorizeInBrowser,
   authorizeQuery,
@@ -87,16 +88,17 @@ test('sign-in failure, consent denied, and a rate-limited sign-in', async () => 
   const browser = request.agent(server.app);
   const page = await browser.get(`/v1/oauth/authorize?${authorizeQuery(client).query}`);
   const form = formOf(page.text);
-  for (let i = 0; i < 2; i += 1) {
+  for (let i = 0; i < 5; i += 1) {
     await browser
       .post(form.action)
       .type('form')
       .send({ ...form.fields, email: USER.email, password: 'wrong' });
   }
+  // One failure, then four refusals: reported once for the window (the limit bounds the audit trail's writes too).
   expect(types().slice(1)).toEqual(['sign_in.failed', 'sign_in.rate_limited']);
   expect(events[1]).toMatchObject({ clientId: client.client_id, reason: 'bad_credentials' });
   expect(events[1]!.userId).toBeUndefined();
-  expect(events[2]).toMatchObject({ limit: 'signIn' });
+  expect(events[2]).toMatchObject({ limit: 'signIn', count: 1 });
   events.length = 0;
   server.close();
   open();
@@ -182,6 +184,28 @@ test('introspection and a rate limit hit', async () => {
     tokenType: 'access_token',
   });
   expect(events.at(-1)).toMatchObject({ limit: 'introspect' });
+});
+
+test('a flood of refused requests is one event per address and window, with how many it stands for', async () => {
+  open({ rateLimits: { register: { limit: 1, windowMs: 15 * MINUTE } } });
+  const register = () =>
+    request(server.app)
+      .post('/v1/oauth/register')
+      .send({ redirect_uris: ['https://client.example/cb'] });
+  const hits = () => events.filter((event) => event.type === 'rate_limit.hit');
+  expect((await register()).status).toBe(201);
+  for (let i = 0; i < 30; i += 1) {
+    const refused = await register();
+    expect(refused.status).toBe(429);
+    expect(refused.body.error).toBe('too_many_requests');
+  }
+  expect(hits()).toEqual([expect.objectContaining({ limit: 'register', count: 1 })]);
+  // The next window of this router's clock (the store still refuses: its own window runs on real time): the 29
+  // refusals held back are counted into the next event.
+  server.clock.advance(15 * MINUTE);
+  expect((await register()).status).toBe(429);
+  expect(hits()).toHaveLength(2);
+  expect(hits()[1]).toMatchObject({ limit: 'register', count: 30 });
 });
 
 test.each([
