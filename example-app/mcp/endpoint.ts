@@ -116,7 +116,8 @@ export function createMcpEndpoint({
   // The Host check (DNS rebinding) covers every route of the app, /mcp included: see http/guards.ts.
   router.use(checkOrigin(baseUrl, allowedOrigins, resourceMetadata));
   router.use(allowCors);
-  router.post('/', oauth.requireBearer({ resource }), express.json({ limit: '1mb' }), requireUser, serve);
+  // No body parser here: the handler reads the body itself, so its scope check and the SDK read the same message.
+  router.post('/', oauth.requireBearer({ resource }), requireUser, serve);
   router.get('/', oauth.requireBearer({ resource }), notAllowed);
   router.delete('/', oauth.requireBearer({ resource }), notAllowed);
   router.all('/', notAllowed);

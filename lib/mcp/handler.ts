@@ -1,12 +1,15 @@
 // createMcpHandler: a stateless MCP endpoint (Streamable HTTP, JSON responses) behind requireBearer, with tools
 // gated by the token's scopes. Servers are built once and reused, not rebuilt per request: building an McpServer
 // and its tools' schemas is most of a tool call's cost in the SDK's stateless example.
-import express, { type Request, type RequestHandler, type Response } from 'express';
+import type { Request, RequestHandler, Response } from 'express';
 import { OAuthError } from '../errors';
 import { protectedResourceMetadataUrl } from '../paths';
 import type { AuthenticatedRequest } from '../middleware/bearer';
 import { refuseBearer } from '../middleware/bearer-refusal';
-import { createServerPool, type McpServerLike } from './server-pool';
+import { McpRequestError, readJsonBody, type BodyLimits } from './read-body';
+import { createScopeGate, type MessageSchema } from './scope-gate';
+import { createServerPool, PoolBusyError, type McpServerLike } from './server-pool';
+import { forgetSession } from './session-state';
 import { createToolListMemo } from './tool-list-memo';
 
 /** Options of createMcpHandler. */
@@ -24,12 +27,23 @@ export interface McpHandlerOptions {
    */
   toolScopes?: Readonly<Record<string, readonly string[]>>;
   /**
-   * Most servers kept at once, i.e. requests served concurrently; more wait their turn. A tool call that never
-   * returns keeps its server while its client waits, so give slow tools their own timeouts. Default 32.
+   * Most servers kept at once, i.e. requests served concurrently; more wait their turn, at most `queueTimeoutMs`.
+   * A tool call that never returns keeps its server while its client waits, so give slow tools their own timeouts.
+   * Default 32.
    */
   maxServers?: number;
-  /** Largest request body when the handler parses it itself (no JSON parser before it). Default '1mb'. */
+  /**
+   * How long a request whose body has arrived may wait for a free server before it is refused with 503 and
+   * `Retry-After` (JSON-RPC error -32000). Default 10,000 ms.
+   */
+  queueTimeoutMs?: number;
+  /** The largest request body, in bytes or as '100kb', '1mb'. Default '1mb'. */
   bodyLimit?: string | number;
+  /**
+   * How long the whole request body may take to arrive before the request is refused with 408 (instead of
+   * Node's 300 s request timeout). Default 10,000 ms.
+   */
+  bodyTimeoutMs?: number;
   /**
    * Whether each server's first complete tools/list answer is given again to later requests (default true). The
    * SDK's McpServer otherwise converts every tool's schema to JSON Schema on every tools/list (about 5 ms for 30
@@ -37,12 +51,6 @@ export interface McpHandlerOptions {
    * Set false only if you replaced the server's tools/list handler with one whose answer depends on the request.
    */
   rememberToolList?: boolean;
-}
-
-interface JsonRpcMessage {
-  id?: unknown;
-  method?: unknown;
-  params?: { name?: unknown; cursor?: unknown };
 }
 
 /** The subset of the SDK's transport this handler uses. */
@@ -56,15 +64,23 @@ type TransportConstructor = new (options: {
 }) => Transport;
 
 /** Loaded on first use: the SDK is an optional peer dependency, needed only by those who call this. */
-function loadSdk(): { Transport: TransportConstructor; ListToolsRequestSchema: unknown } {
+function loadSdk(): {
+  Transport: TransportConstructor;
+  ListToolsRequestSchema: unknown;
+  JSONRPCMessageSchema: MessageSchema;
+} {
   try {
     const http = require('@modelcontextprotocol/sdk/server/streamableHttp.js') as {
       StreamableHTTPServerTransport: TransportConstructor;
     };
-    const types = require('@modelcontextprotocol/sdk/types.js') as { ListToolsRequestSchema: unknown };
+    const types = require('@modelcontextprotocol/sdk/types.js') as {
+      ListToolsRequestSchema: unknown;
+      JSONRPCMessageSchema: MessageSchema;
+    };
     return {
       Transport: http.StreamableHTTPServerTransport,
       ListToolsRequestSchema: types.ListToolsRequestSchema,
+      JSONRPCMessageSchema: types.JSONRPCMessageSchema,
     };
   } catch (error) {
     throw new TypeError(
@@ -95,10 +111,30 @@ function parseToolScopes(toolScopes: McpHandlerOptions['toolScopes']): Map<strin
 const rpcError = (res: Response, status: number, code: number, message: string) =>
   res.status(status).json({ jsonrpc: '2.0', error: { code, message }, id: null });
 
+const SIZE = /^(\d+)\s*(b|kb|mb)?$/i;
+const UNIT: Record<string, number> = { b: 1, kb: 1024, mb: 1024 * 1024 };
+
+/** bodyLimit as bytes: a whole number, or '512kb', '1mb'. */
+function parseBodyLimit(limit: string | number | undefined): number {
+  const match = SIZE.exec(String(limit ?? '1mb').trim());
+  const bytes = match ? Number(match[1]) * UNIT[(match[2] ?? 'b').toLowerCase()]! : NaN;
+  if (!Number.isSafeInteger(bytes) || bytes < 1)
+    throw new TypeError("createMcpHandler: bodyLimit must be a number of bytes or a size such as '1mb'.");
+  return bytes;
+}
+
+function milliseconds(name: string, value: number | undefined, fallback: number): number {
+  const parsed = value ?? fallback;
+  if (!Number.isInteger(parsed) || parsed < 1 || parsed > 600_000)
+    throw new TypeError(`createMcpHandler: ${name} must be a whole number of milliseconds from 1 to 600000.`);
+  return parsed;
+}
+
 /**
- * A request handler for POST /mcp, mounted after `requireBearer`. It answers GET and DELETE with 405 (a stateless
- * server has no stream to resume and no session to end), parses the body itself when no JSON parser ran before it,
- * refuses tool calls outside the token's scopes, and serves the request with a pooled server.
+ * A request handler for POST /mcp, mounted after `requireBearer` and without a body parser before it. It answers
+ * GET and DELETE with 405 (a stateless server has no stream to resume and no session to end), reads the body itself
+ * (an unambiguous UTF-8 JSON body within the size and time limits), refuses tool calls outside the token's scopes,
+ * and serves the request with a pooled server, handing it exactly the message the scope check read.
  */
 export function createMcpHandler(options: McpHandlerOptions): RequestHandler {
   if (!options || typeof options.createServer !== 'function')
@@ -106,10 +142,16 @@ export function createMcpHandler(options: McpHandlerOptions): RequestHandler {
   const maxServers = options.maxServers ?? 32;
   if (!Number.isInteger(maxServers) || maxServers < 1)
     throw new TypeError('createMcpHandler: maxServers must be a whole number of at least 1.');
+  const queueTimeoutMs = milliseconds('queueTimeoutMs', options.queueTimeoutMs, 10_000);
+  const limits: BodyLimits = {
+    maxBytes: parseBodyLimit(options.bodyLimit),
+    timeoutMs: milliseconds('bodyTimeoutMs', options.bodyTimeoutMs, 10_000),
+  };
   const toolScopes = parseToolScopes(options.toolScopes);
   if (options.rememberToolList !== undefined && typeof options.rememberToolList !== 'boolean')
     throw new TypeError('createMcpHandler: rememberToolList must be true or false.');
-  const { Transport, ListToolsRequestSchema } = loadSdk();
+  const { Transport, ListToolsRequestSchema, JSONRPCMessageSchema } = loadSdk();
+  const gate = createScopeGate(toolScopes, JSONRPCMessageSchema);
   const toolLists =
     options.rememberToolList === false ? undefined : createToolListMemo(ListToolsRequestSchema);
   // The first server is built now, so that a broken factory fails at start rather than on the first call.
@@ -117,38 +159,33 @@ export function createMcpHandler(options: McpHandlerOptions): RequestHandler {
   if (!first || typeof first.connect !== 'function' || typeof first.close !== 'function')
     throw new TypeError('createMcpHandler: createServer must return an McpServer (it has no connect/close).');
   const pool = createServerPool(options.createServer, maxServers, first);
-  const parseJson = express.json({ limit: options.bodyLimit ?? '1mb' });
-
-  const allowed = (name: string, granted: readonly string[]) =>
-    (toolScopes.get(name) ?? []).every((scope) => granted.includes(scope));
 
   async function serve(req: Request, res: Response): Promise<void> {
     const { auth } = req as AuthenticatedRequest;
-    const messages: JsonRpcMessage[] = (Array.isArray(req.body) ? req.body : [req.body]).filter(
-      (message: unknown): message is JsonRpcMessage => typeof message === 'object' && message !== null,
-    );
-    const listIds = new Set<unknown>();
-    // Only an answer to a request for the first page (no cursor) may be remembered as the whole list.
-    const firstPageIds = new Set<unknown>();
-    for (const message of messages) {
-      if (message.method === 'tools/list') listIds.add(message.id);
-      if (message.method === 'tools/list' && message.params?.cursor === undefined)
-        firstPageIds.add(message.id);
-      if (message.method !== 'tools/call') continue;
-      const name = String(message.params?.name);
-      if (allowed(name, auth.scopes)) continue;
-      const needed = toolScopes.get(name)!.join(' ');
+    // The whole body first: a request whose body is slow to come never holds a server while it trickles in.
+    const body = await readJsonBody(req, limits);
+    const decision = gate.check(body, auth.scopes);
+    if (decision.refused) {
+      const { tool, needed } = decision.refused;
+      const scope = needed.join(' ');
       const metadataUrl = protectedResourceMetadataUrl(auth.resource.href.replace(/\/+$/, ''));
-      const error = new OAuthError('insufficient_scope', `The tool ${name} needs the scopes ${needed}.`);
-      return refuseBearer(res, metadataUrl, error, needed);
+      const error = new OAuthError('insufficient_scope', `The tool ${tool} needs the scopes ${scope}.`);
+      return refuseBearer(res, metadataUrl, error, scope);
     }
+    const { listIds, firstPageIds } = decision;
 
-    const server = await pool.acquire();
+    // A caller that goes away while waiting for a server leaves the queue.
+    const gone = new AbortController();
+    const onClose = () => gone.abort(new McpRequestError(499, -32000, 'The client went away.'));
+    res.once('close', onClose);
+    const server = await pool.acquire(queueTimeoutMs, gone.signal).finally(() => res.off('close', onClose));
     let settled = false;
     const giveBack = (reusable: boolean) => {
       if (settled) return;
       settled = true;
-      pool.release(server, reusable && !toolLists?.changed(server));
+      const reuse = reusable && !toolLists?.changed(server);
+      if (reuse) forgetSession(server);
+      pool.release(server, reuse);
     };
     // Cut off mid-request: the server may still be running a tool, so it is closed (which aborts its handlers) and
     // dropped rather than lent to the next request.
@@ -170,14 +207,15 @@ export function createMcpHandler(options: McpHandlerOptions): RequestHandler {
           if (listIds.has(reply.id) && Array.isArray(reply.result?.tools)) {
             if (firstPageIds.has(reply.id) && reply.result.nextCursor === undefined)
               toolLists?.remember(server, reply.result);
-            const tools = reply.result.tools.filter((tool) => allowed(tool.name, auth.scopes));
+            const tools = reply.result.tools.filter((tool) => gate.allowed(tool.name, auth.scopes));
             message = { ...reply, result: { ...reply.result, tools } };
           }
           return send(message, sendOptions);
         };
       }
       await server.connect(transport);
-      await transport.handleRequest(req, res, req.body);
+      // The SDK is handed the value the gate checked: it never reads or parses the body itself.
+      await transport.handleRequest(req, res, body);
       await server.close();
       giveBack(true);
     } catch (error) {
@@ -187,6 +225,17 @@ export function createMcpHandler(options: McpHandlerOptions): RequestHandler {
     }
   }
 
+  /** What a refused request is answered: the status and JSON-RPC error it carries, 503 when no server was free. */
+  function refuse(res: Response, error: McpRequestError | PoolBusyError): void {
+    if (res.headersSent || res.destroyed) return;
+    if (error instanceof PoolBusyError) {
+      res.setHeader('Retry-After', '1');
+      return void rpcError(res, 503, -32000, 'The server is busy; try again shortly.');
+    }
+    if (error.closeConnection) res.setHeader('Connection', 'close');
+    rpcError(res, error.status, error.code, error.message);
+  }
+
   return function mcpHandler(req, res, next) {
     if (req.method !== 'POST') {
       res.setHeader('Allow', 'POST');
@@ -194,13 +243,8 @@ export function createMcpHandler(options: McpHandlerOptions): RequestHandler {
     }
     if (!(req as Partial<AuthenticatedRequest>).auth?.scopes)
       return next(new TypeError('createMcpHandler: mount it after requireBearer(), which sets req.auth.'));
-    const run = () => serve(req, res).catch(next);
-    if (req.body !== undefined) return void run();
-    parseJson(req, res, (error?: { status?: number; type?: string }) => {
-      if (!error) return void run();
-      if (error.type === 'entity.too.large')
-        return rpcError(res, 413, -32000, 'The request body is too large.');
-      if (error.status === 400) return rpcError(res, 400, -32700, 'Parse error: the body is not JSON.');
+    serve(req, res).catch((error: unknown) => {
+      if (error instanceof McpRequestError || error instanceof PoolBusyError) return refuse(res, error);
       next(error);
     });
   };

@@ -8,9 +8,17 @@ export interface McpServerLike {
   close(): Promise<void>;
 }
 
+/** No server was free within the deadline of `acquire`. */
+export class PoolBusyError extends Error {
+  override readonly name = 'PoolBusyError';
+}
+
 export interface ServerPool<S> {
-  /** A ready server: an idle one, a new one while fewer than `max` exist, or the next one given back. */
-  acquire(): Promise<S>;
+  /**
+   * A ready server: an idle one, a new one while fewer than `max` exist, or the next one given back within
+   * `timeoutMs` (else PoolBusyError). A waiter whose `signal` aborts leaves the queue and rejects with its reason.
+   */
+  acquire(timeoutMs: number, signal?: AbortSignal): Promise<S>;
   /** Gives a server back; one that may still be busy (its request was cut off) is dropped and replaced. */
   release(server: S, reusable: boolean): void;
   /** How many servers exist (idle and busy), for tests and metrics. */
@@ -20,7 +28,11 @@ export interface ServerPool<S> {
 /** A pool of at most `max` servers made by `create`, starting with `first` when given. */
 export function createServerPool<S>(create: () => S, max: number, first?: S): ServerPool<S> {
   const idle: S[] = first === undefined ? [] : [first];
-  const waiting: Array<{ resolve(server: S): void; reject(error: unknown): void }> = [];
+  interface Waiter {
+    resolve(server: S): void;
+    reject(error: unknown): void;
+  }
+  const waiting: Waiter[] = [];
   let count = idle.length;
 
   const build = (): S => {
@@ -34,7 +46,7 @@ export function createServerPool<S>(create: () => S, max: number, first?: S): Se
   };
 
   return {
-    acquire() {
+    acquire(timeoutMs, signal) {
       const ready = idle.pop();
       if (ready !== undefined) return Promise.resolve(ready);
       if (count < max) {
@@ -44,7 +56,32 @@ export function createServerPool<S>(create: () => S, max: number, first?: S): Se
           return Promise.reject(error);
         }
       }
-      return new Promise((resolve, reject) => waiting.push({ resolve, reject }));
+      // Every server is busy: wait in line, but not forever (a stuck tool must not freeze every other caller).
+      if (signal?.aborted) return Promise.reject(signal.reason);
+      return new Promise((resolve, reject) => {
+        const leave = (error: unknown) => {
+          const at = waiting.indexOf(waiter);
+          if (at !== -1) waiting.splice(at, 1);
+          clearTimeout(timer);
+          signal?.removeEventListener('abort', onAbort);
+          reject(error);
+        };
+        const onAbort = () => leave(signal!.reason);
+        const waiter: Waiter = {
+          resolve(server) {
+            clearTimeout(timer);
+            signal?.removeEventListener('abort', onAbort);
+            resolve(server);
+          },
+          reject: leave,
+        };
+        const timer = setTimeout(
+          () => leave(new PoolBusyError(`No MCP server was free within ${timeoutMs} ms.`)),
+          timeoutMs,
+        );
+        signal?.addEventListener('abort', onAbort, { once: true });
+        waiting.push(waiter);
+      });
     },
     release(server, reusable) {
       if (!reusable) {

@@ -1,0 +1,68 @@
+// The scope gate: which JSON-RPC messages of a request a token may send. It reads the very value the SDK will be
+// handed (read-body.ts), checks every message against the SDK's own JSON-RPC schema, and fails closed: a message it
+// cannot classify is refused, never passed on for the SDK to interpret differently.
+import { McpRequestError } from './read-body';
+
+/** The SDK's JSONRPCMessageSchema, or anything with its safeParse. */
+export interface MessageSchema {
+  safeParse(value: unknown): { success: boolean };
+}
+
+/** What the gate decided for an admitted request. */
+export interface Admitted {
+  refused?: undefined;
+  /** Ids of tools/list requests, whose answers are filtered to the token's tools. */
+  listIds: Set<unknown>;
+  /** Ids of tools/list requests for the first page (no cursor): only their complete answer may be remembered. */
+  firstPageIds: Set<unknown>;
+}
+
+/** A tool call the token's scopes do not cover (RFC 6750 §3.1 insufficient_scope). */
+export interface Refused {
+  refused: { tool: string; needed: readonly string[] };
+}
+
+/** The SDK's bound on a batch (MAX_BATCH_SIZE): a larger one is refused here as it would be there. */
+const MAX_BATCH = 100;
+
+const invalid = (message: string) => new McpRequestError(400, -32600, `Invalid Request: ${message}.`);
+
+export function createScopeGate(
+  toolScopes: ReadonlyMap<string, readonly string[]>,
+  messageSchema: MessageSchema,
+): {
+  /** Whether a token with `granted` may call the tool `name`. */
+  allowed(name: string, granted: readonly string[]): boolean;
+  /** Admits or refuses the request's JSON value; throws McpRequestError for what is not a JSON-RPC message. */
+  check(body: unknown, granted: readonly string[]): Admitted | Refused;
+} {
+  const allowed = (name: string, granted: readonly string[]) =>
+    (toolScopes.get(name) ?? []).every((scope) => granted.includes(scope));
+
+  return {
+    allowed,
+    check(body, granted) {
+      const messages = Array.isArray(body) ? body : [body];
+      if (messages.length === 0) throw invalid('an empty batch');
+      if (messages.length > MAX_BATCH) throw invalid(`a batch may hold at most ${MAX_BATCH} messages`);
+      const listIds = new Set<unknown>();
+      const firstPageIds = new Set<unknown>();
+      for (const message of messages) {
+        if (!messageSchema.safeParse(message).success) throw invalid('not a JSON-RPC 2.0 message');
+        // The schema is strict: a request is { jsonrpc, id, method, params? }, a notification the same without id.
+        const { id, method, params } = message as { id?: unknown; method?: unknown; params?: unknown };
+        const fields = (params ?? {}) as { name?: unknown; cursor?: unknown };
+        if (method === 'tools/list') {
+          listIds.add(id);
+          if (fields.cursor === undefined) firstPageIds.add(id);
+        }
+        if (method !== 'tools/call') continue;
+        if (id === undefined) throw invalid('tools/call must be a request, with an id');
+        if (typeof fields.name !== 'string') throw invalid('tools/call needs params.name, a string');
+        if (!allowed(fields.name, granted))
+          return { refused: { tool: fields.name, needed: toolScopes.get(fields.name)! } };
+      }
+      return { listIds, firstPageIds };
+    },
+  };
+}

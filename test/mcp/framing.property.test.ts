@@ -1,0 +1,276 @@
+// The scope gate against every framing an attacker can send: fast-check writes raw HTTP requests (Content-Type
+// variants with case, parameters, charsets, white space and non-ASCII bytes; bodies with a BOM, leading white space,
+// duplicate members, escaped method names, batches, odd ids, tool names that are not strings, other encodings)
+// and one invariant is held against the real MCP SDK: a tool outside the token's scopes never runs and never
+// appears in a tools/list answer, and no request gets a 5xx. On Express 4 and 5, with no parser in front of the
+// handler and with each kind of parser a host app may have mounted there.
+import type { AddressInfo } from 'node:net';
+import type { Server as HttpServer } from 'node:http';
+import fc from 'fast-check';
+import express5 from 'express';
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { createMcpHandler } from '../../lib';
+import { createTestServer, obtainTokens, type TestServer } from '../helpers/oauth-app';
+import { exchange } from '../helpers/raw-http';
+
+const SEED = Number(process.env.FRAMING_SEED ?? 20261125);
+const RUNS = Number(process.env.FRAMING_RUNS ?? 120);
+
+type HostParser = 'none' | 'json' | 'json-any-type' | 'raw' | 'text';
+// Express 4 is installed beside 5 under the name express4 (it has no types of its own there).
+const express4 = require('express4') as typeof express5;
+const EXPRESSES: Record<string, typeof express5> = { 'Express 5': express5, 'Express 4': express4 };
+
+// --- What a request is made of -------------------------------------------------------------------------------------
+
+const mediaType = fc.constantFrom(
+  'application/json',
+  'APPLICATION/JSON',
+  'Application/Json',
+  'application/jsonx',
+  'application/json-rpc',
+  'application/vnd.api+json',
+  'application/x-www-form-urlencoded',
+  'text/plain',
+  'text/json',
+  '*/*',
+  '',
+);
+/** Bytes around the media type and its parameters: what one parser skips and another trims. */
+const noise = fc.constantFrom(
+  '',
+  ' ',
+  '\t',
+  '\xa0',
+  '\x85',
+  '\xff',
+  '\x0b',
+  ';',
+  ',',
+  ' ,application/json',
+  '\x00',
+);
+const parameter = fc.constantFrom(
+  '',
+  '; charset=utf-8',
+  ';charset=UTF-8',
+  '; charset="utf-8"',
+  '; charset=latin1',
+  '; charset=utf-16',
+  '; charset=',
+  '; a=b',
+  '; a="x;y"',
+  ';;',
+  '; text/plain',
+);
+/** One Content-Type header line's value, as latin1 bytes; null sends no Content-Type at all. */
+const contentType = fc.oneof(
+  { weight: 3, arbitrary: fc.constant('application/json') },
+  {
+    weight: 10,
+    arbitrary: fc.tuple(noise, mediaType, noise, parameter, noise).map((parts) => parts.join('')),
+  },
+  { weight: 1, arbitrary: fc.constant(null) },
+);
+/** Sometimes a second Content-Type line: Node keeps the first, a Headers object joins both. */
+const secondContentType = fc.option(
+  fc.constantFrom('application/json', 'text/plain', 'application/json\xa0'),
+  {
+    freq: 6,
+  },
+);
+
+const id = fc.constantFrom(
+  '1',
+  '"x"',
+  '1e400',
+  '123456789012345678901234567890',
+  '{"a":1}',
+  '[1]',
+  'null',
+  '-0',
+  '1.5',
+);
+const toolName = fc.constantFrom(
+  '"spy"',
+  '"\\u0073py"',
+  '"sp\\u0079"',
+  '123',
+  '["spy"]',
+  '{"toString":"spy"}',
+  'null',
+  '"Spy"',
+  '" spy"',
+  '"spy\\u0000"',
+);
+const method = fc.constantFrom('"tools/call"', '"tools\\/call"', '"\\u0074ools/call"', '"Tools/Call"');
+
+/** JSON-RPC messages as text, written by hand so that duplicate members and escapes survive. */
+const message = fc.oneof(
+  fc
+    .tuple(id, method, toolName, fc.boolean())
+    .map(
+      ([i, m, n, args]) =>
+        `{"jsonrpc":"2.0","id":${i},"method":${m},"params":{"name":${n}${args ? ',"arguments":{}' : ''}}}`,
+    ),
+  // Duplicate members: JSON.parse keeps the last one; a reader that kept the first would see a harmless method.
+  fc
+    .tuple(id, toolName)
+    .map(
+      ([i, n]) =>
+        `{"jsonrpc":"2.0","id":${i},"method":"tools/list","params":{"name":${n}},"method":"tools/call"}`,
+    ),
+  fc
+    .tuple(id, toolName)
+    .map(
+      ([i, n]) =>
+        `{"jsonrpc":"2.0","id":${i},"method":"tools/call","params":{"name":"echo"},"params":{"name":${n}}}`,
+    ),
+  id.map((i) => `{"jsonrpc":"2.0","id":${i},"method":"tools/list"}`),
+  // A notification (no id) that names tools/call.
+  toolName.map((n) => `{"jsonrpc":"2.0","method":"tools/call","params":{"name":${n}}}`),
+  fc.constant('{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"echo","arguments":{}}}'),
+);
+const body = fc
+  .tuple(
+    fc.array(message, { minLength: 1, maxLength: 3 }),
+    fc.constantFrom('single', 'batch', 'nested batch'),
+    fc.constantFrom('', '\ufeff', ' \t\r\n'),
+    fc.constantFrom('', ' ', 'x', '}'),
+    fc.constantFrom<BufferEncoding>('utf8', 'utf8', 'utf8', 'utf16le', 'latin1'),
+  )
+  .map(([messages, shape, prefix, suffix, encoding]) => {
+    const text = shape === 'single' ? messages[0]! : shape === 'batch' ? `[${messages}]` : `[[${messages}]]`;
+    return Buffer.from(prefix + text + suffix, encoding);
+  });
+const framing = fc.record({
+  contentType,
+  secondContentType,
+  body,
+  chunked: fc.boolean(),
+  contentEncoding: fc.option(fc.constantFrom('gzip', 'identity', 'br'), { freq: 5 }),
+});
+type Framing = typeof framing extends fc.Arbitrary<infer T> ? T : never;
+
+function rawRequest(token: string, f: Framing): { head: Buffer; body: Buffer } {
+  const lines = [
+    'POST /mcp HTTP/1.1',
+    'Host: 127.0.0.1',
+    `Authorization: Bearer ${token}`,
+    'Accept: application/json, text/event-stream',
+    'MCP-Protocol-Version: 2025-06-18',
+    'Connection: close',
+  ];
+  if (f.contentType !== null) lines.push(`Content-Type: ${f.contentType}`);
+  if (f.secondContentType !== null) lines.push(`Content-Type: ${f.secondContentType}`);
+  if (f.contentEncoding !== null) lines.push(`Content-Encoding: ${f.contentEncoding}`);
+  let payload = f.body;
+  if (f.chunked) {
+    lines.push('Transfer-Encoding: chunked');
+    payload = Buffer.concat([
+      Buffer.from(`${f.body.length.toString(16)}\r\n`),
+      f.body,
+      Buffer.from('\r\n0\r\n\r\n'),
+    ]);
+  } else lines.push(`Content-Length: ${f.body.length}`);
+  return { head: Buffer.from(`${lines.join('\r\n')}\r\n\r\n`, 'latin1'), body: payload };
+}
+
+// --- The host app ----------------------------------------------------------------------------------------------------
+
+let oauth: TestServer;
+let narrowToken: string;
+let wideToken: string;
+const spyCalls: string[] = [];
+
+beforeAll(async () => {
+  oauth = createTestServer();
+  narrowToken = (await obtainTokens(oauth, {}, { scope: 'fakture:read' })).tokens.access_token;
+  wideToken = (await obtainTokens(oauth, {}, { scope: 'fakture:read fakture:write' })).tokens.access_token;
+});
+afterAll(() => oauth.close());
+
+function createServer() {
+  const server = new McpServer({ name: 'framing', version: '1.0.0' });
+  server.registerTool('spy', { description: 'Needs fakture:write.' }, async (extra) => {
+    spyCalls.push((extra.authInfo as { scopes: string[] }).scopes.join(' '));
+    return { content: [{ type: 'text', text: 'spied' }] };
+  });
+  server.registerTool('echo', { description: 'Needs fakture:read.' }, async () => ({
+    content: [{ type: 'text', text: 'echo' }],
+  }));
+  return server;
+}
+
+async function listen(expressName: string, parser: HostParser): Promise<{ port: number; close(): void }> {
+  const express = EXPRESSES[expressName]!;
+  const app = express();
+  const parsers = {
+    none: [],
+    json: [express.json()],
+    'json-any-type': [express.json({ type: () => true })],
+    raw: [express.raw({ type: () => true })],
+    text: [express.text({ type: () => true })],
+  }[parser];
+  const handler = createMcpHandler({
+    createServer,
+    toolScopes: { spy: ['fakture:write'], echo: ['fakture:read'] },
+    maxServers: 2,
+  });
+  app.post('/mcp', oauth.oauth.requireBearer(), ...parsers, handler);
+  const listener: HttpServer = await new Promise((resolve) => {
+    const started = app.listen(0, '127.0.0.1', () => resolve(started));
+  });
+  return { port: (listener.address() as AddressInfo).port, close: () => listener.close() };
+}
+
+const CASES: Array<[string, HostParser]> = ['Express 5', 'Express 4'].flatMap((name) =>
+  (['none', 'json', 'json-any-type', 'raw', 'text'] as const).map((parser): [string, HostParser] => [
+    name,
+    parser,
+  ]),
+);
+
+describe.each(CASES)(`%s, host parser %s (seed ${SEED})`, (expressName, parser) => {
+  let host: { port: number; close(): void };
+  beforeAll(async () => {
+    host = await listen(expressName, parser);
+  });
+  afterAll(() => host.close());
+  beforeEach(() => {
+    spyCalls.length = 0;
+  });
+
+  test('the spy tool is wired: with its scope, the plain framing runs it (so the invariant below can fail)', async () => {
+    const plain: Framing = {
+      contentType: 'application/json',
+      secondContentType: null,
+      body: Buffer.from('{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"spy"}}'),
+      chunked: false,
+      contentEncoding: null,
+    };
+    const wide = rawRequest(wideToken, plain);
+    expect((await exchange(host.port, wide.head, wide.body)).status).toBe(200);
+    expect(spyCalls).toEqual(['fakture:read fakture:write']);
+    const narrow = rawRequest(narrowToken, plain);
+    expect((await exchange(host.port, narrow.head, narrow.body)).status).toBe(403);
+    expect(spyCalls).toHaveLength(1);
+  });
+
+  test("a tool outside the token's scopes never runs and is never listed, whatever the framing", async () => {
+    await fc.assert(
+      fc.asyncProperty(framing, async (f) => {
+        const { head, body: payload } = rawRequest(narrowToken, f);
+        const res = await exchange(host.port, head, payload);
+        expect(spyCalls).toEqual([]);
+        // A host's own parser may leave a request it failed to inflate unanswered (body-parser on a Content-Encoding
+        // that is not what it says): that is the host's answer, not this handler's. Ours always answers, below 500.
+        if (parser === 'none' || res.status !== 0) expect(res.status).toBeGreaterThanOrEqual(200);
+        expect(res.status).toBeLessThan(500);
+        // The answer names spy only when it refuses it (403) or quotes the request back in an error.
+        if (res.status === 200) expect(res.body).not.toMatch(/"name":"spy"/);
+      }),
+      { seed: SEED, numRuns: RUNS },
+    );
+  });
+});
