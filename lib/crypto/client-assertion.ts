@@ -1,7 +1,8 @@
 // private_key_jwt client authentication (RFC 7523 §2.2 and §3, OpenID Connect Core §9): the client signs a short
 // JWT about itself with a key of its JWKS. Everything that could let a forged or replayed assertion pass is
-// checked here: the algorithm (asymmetric only, pinned to the key's type), iss = sub = client_id, the audience,
-// a short expiry, and a jti never accepted twice (through the store, so every instance agrees).
+// checked here: the algorithm (asymmetric only, pinned to the key's type), the key's use, iss = sub = client_id, the
+// audience (one value, ours: assertionAudiences), a short expiry, and a jti never accepted twice (through the store,
+// so every instance agrees).
 import type { KeyObject } from 'node:crypto';
 import jwt from 'jsonwebtoken';
 import { OAuthError } from '../errors';
@@ -29,10 +30,35 @@ const MAX_JTI_LENGTH = 256;
 export interface AssertionChecks {
   /** The client's keys; `refetch` asks its jwks_uri again (an unknown kid: the client may have rotated). */
   keys(refetch: boolean): Promise<ClientKey[]>;
-  /** Accepted values of aud: the token endpoint, the issuer, and the endpoint the request went to. */
-  audiences: string[];
+  /** The accepted values of aud (assertionAudiences), the preferred one first: aud must be exactly one of them. */
+  audiences: readonly string[];
   now: () => number;
   useAssertionId(clientId: string, jti: string, expiresAt: number): MaybePromise<boolean>;
+}
+
+/**
+ * The values a client assertion's aud may take, at every endpoint that authenticates clients (token, revocation,
+ * introspection), the preferred one first.
+ *
+ * draft-ietf-oauth-rfc7523bis-11 §4 (updating RFC 7523 §3) makes the issuer identifier (RFC 8414) the sole audience
+ * of a client authentication JWT, because of audience injection (the OpenID Foundation's disclosure of January 2025,
+ * CVE-2025-27370/27371): a client that puts a token endpoint URL in aud takes it from metadata, where a malicious
+ * server may name ours as its own, and then sends the assertion to that server's other endpoints (revocation,
+ * pushed authorization, ...), which hand it to us. The issuer cannot be borrowed that way: the client checks it
+ * against the metadata's own URL (RFC 8414 §3.3). So:
+ * - the issuer identifier, and for an issuer with no path its spelling with the trailing slash (the same URL,
+ *   RFC 3986 §6.2.3; the MCP Python SDK sends it, and the MCP conformance suite's server accepts it too);
+ * - the token endpoint URL, still, against the draft: ChatGPT, the main client of Client ID Metadata Documents with
+ *   private_key_jwt, signs its assertions for the token endpoint (as RFC 7523 §3 and OpenID Connect Core §9 taught),
+ *   and the MCP TypeScript SDK does too when a server publishes no metadata. Refusing it would lock them out; what it
+ *   leaves open is the client's to close (draft-ietf-oauth-security-topics-update: audience injection is prevented
+ *   by the client), and it is the one value kept for that reason;
+ * - never the URL of the revocation or introspection endpoint (which only this server's earlier versions accepted,
+ *   each at its own endpoint): no client we know sends them, and each is one more value a malicious server can name.
+ */
+export function assertionAudiences(issuer: string, tokenEndpoint: string): string[] {
+  const slashed = new URL(issuer).pathname === '/' ? [`${issuer}/`] : [];
+  return [...new Set([issuer, ...slashed, tokenEndpoint])];
 }
 
 const refuse = (description: string, cause?: unknown) =>
@@ -90,7 +116,6 @@ export async function verifyClientAssertion(
         algorithms: [alg as jwt.Algorithm],
         issuer: client.clientId,
         subject: client.clientId,
-        audience: checks.audiences as [string, ...string[]],
         clockTimestamp: nowSeconds,
         clockTolerance: CLOCK_TOLERANCE_SECONDS,
       }) as jwt.JwtPayload;
@@ -101,6 +126,16 @@ export async function verifyClientAssertion(
   }
   if (!payload) throw refuse(`The client assertion was refused: ${describe(failure)}.`, failure);
 
+  // draft-ietf-oauth-rfc7523bis-11 §4: one audience, ours. An array is refused unless it holds a single value: with
+  // several, a JWT is accepted by any server that finds itself among them (RFC 7519 §4.1.3), the very ambiguity the
+  // draft closes, even when every value names this server.
+  const audience = Array.isArray(payload.aud) && payload.aud.length === 1 ? payload.aud[0] : payload.aud;
+  if (typeof audience !== 'string' || !checks.audiences.includes(audience)) {
+    throw refuse(
+      `The client assertion was refused: its aud must be the issuer, ${JSON.stringify(checks.audiences[0])}, ` +
+        'as its only value.',
+    );
+  }
   // RFC 7523 §3: exp is required; a long-lived assertion would be a bearer credential in all but name.
   if (typeof payload.exp !== 'number') throw refuse('The client assertion has no exp claim.');
   if (payload.exp > nowSeconds + MAX_LIFETIME_SECONDS) {
@@ -120,7 +155,6 @@ function describe(error: unknown): string {
   if (error instanceof jwt.TokenExpiredError) return 'it has expired';
   if (error instanceof jwt.NotBeforeError) return 'it is not valid yet';
   const message = error instanceof Error ? error.message : String(error);
-  if (/audience/.test(message)) return 'its aud must be the token endpoint or the issuer';
   if (/issuer/.test(message)) return 'its iss must be the client_id';
   if (/subject/.test(message)) return 'its sub must be the client_id';
   if (/signature/.test(message)) return 'its signature does not match any of the client keys';

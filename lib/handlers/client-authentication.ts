@@ -3,7 +3,12 @@
 // registered (or as its metadata document says).
 import type { Request } from 'express';
 import type { OAuthContext } from '../context';
-import { assertionSubject, JWT_BEARER_ASSERTION, verifyClientAssertion } from '../crypto/client-assertion';
+import {
+  assertionAudiences,
+  assertionSubject,
+  JWT_BEARER_ASSERTION,
+  verifyClientAssertion,
+} from '../crypto/client-assertion';
 import { secretMatchesHash } from '../crypto/secrets';
 import { OAuthError } from '../errors';
 import type { ClientRecord, TokenEndpointAuthMethod } from '../store/types';
@@ -18,13 +23,13 @@ interface PresentedCredentials {
 
 /**
  * The client that made the request, authenticated as it registered. With `optional`, a request that carries no
- * client identification at all yields undefined (RFC 7009 revocation by token possession). `endpoint` is the URL
- * the request went to, an accepted audience of a client assertion besides the token endpoint and the issuer.
+ * client identification at all yields undefined (RFC 7009 revocation by token possession). A client assertion has
+ * the same accepted audiences at every endpoint (assertionAudiences): the issuer, or the token endpoint.
  */
 export async function authenticateClient(
   ctx: OAuthContext,
   req: Request,
-  { optional = false, endpoint }: { optional?: boolean; endpoint: string },
+  { optional = false }: { optional?: boolean } = {},
 ): Promise<ClientRecord | undefined> {
   const presented = readCredentials(req);
   if (!presented) {
@@ -53,7 +58,7 @@ export async function authenticateClient(
     const { config } = ctx;
     await verifyClientAssertion(presented.assertion!, client, {
       keys: (refetch) => ctx.clientKeys(client, { refetch }),
-      audiences: [...new Set([config.endpoints.token, config.issuer, endpoint])],
+      audiences: assertionAudiences(config.issuer, config.endpoints.token),
       now: config.now,
       useAssertionId: (clientId, jti, expiresAt) => ctx.store.useAssertionId(clientId, jti, expiresAt),
     });

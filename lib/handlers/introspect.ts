@@ -14,7 +14,7 @@ const INACTIVE = Object.freeze({ active: false });
 
 export function introspectHandler(ctx: OAuthContext): RequestHandler {
   return handle(async function introspectionEndpoint(req, res) {
-    const client = (await authenticateClient(ctx, req, { endpoint: ctx.config.endpoints.introspection }))!;
+    const client = (await authenticateClient(ctx, req))!;
     // §2.1: the caller must authenticate; a public client's client_id alone proves nothing.
     if (client.tokenEndpointAuthMethod === 'none') {
       throw new OAuthError(

@@ -10,10 +10,7 @@ import { readParam, requireParam } from '../util/params';
 export function revokeHandler(ctx: OAuthContext): RequestHandler {
   return handle(async function revocationEndpoint(req: Request, res) {
     // Credentials are optional (possession of the refresh token is the proof), but wrong ones are refused.
-    const client = await authenticateClient(ctx, req, {
-      optional: true,
-      endpoint: ctx.config.endpoints.revocation,
-    });
+    const client = await authenticateClient(ctx, req, { optional: true });
     const token = requireParam(req.body, 'token');
     const found = await findToken(ctx, token, readParam(req.body, 'token_type_hint'));
     if (found) {

@@ -40,7 +40,7 @@ export function tokenHandler(ctx: OAuthContext): RequestHandler {
 }
 
 async function answerTokenRequest(ctx: OAuthContext, req: Request, res: Response): Promise<void> {
-  const client = (await authenticateClient(ctx, req, { endpoint: ctx.config.endpoints.token }))!;
+  const client = (await authenticateClient(ctx, req))!;
   const grantType = requireParam(req.body, 'grant_type');
   if (grantType !== 'authorization_code' && grantType !== 'refresh_token') {
     throw new OAuthError('unsupported_grant_type', 'Use grant_type authorization_code or refresh_token.');

@@ -334,7 +334,7 @@ describe('Client ID Metadata Documents', () => {
       });
     });
 
-    test('exchanges a code and refreshes with RS256 assertions; the issuer is an accepted audience too', async () => {
+    test('exchanges a code and refreshes with RS256 assertions; the issuer is the preferred audience', async () => {
       const token = await exchange(sign());
       expect(token.status).toBe(200);
       const refreshed = await refresh(
@@ -348,13 +348,13 @@ describe('Client ID Metadata Documents', () => {
         .send({
           token: refreshed.body.refresh_token,
           client_assertion_type: ASSERTION_TYPE,
-          client_assertion: chatgpt.assertion(`${ISSUER}/v1/oauth/revoke`, { now: server.clock.now() }),
+          client_assertion: chatgpt.assertion(ISSUER, { now: server.clock.now() }),
         });
       expect(revoked.status).toBe(200);
       expect((await refresh(refreshed.body.refresh_token, sign())).status).toBe(400);
     });
 
-    test('introspects its own tokens with a private_key_jwt assertion for the introspection endpoint', async () => {
+    test('introspects its own tokens with a private_key_jwt assertion for the issuer (or the token endpoint)', async () => {
       const token = await exchange(sign());
       const introspect = (value: string, audience: string) =>
         request(server.app)
@@ -365,12 +365,71 @@ describe('Client ID Metadata Documents', () => {
             client_assertion_type: ASSERTION_TYPE,
             client_assertion: chatgpt.assertion(audience, { now: server.clock.now() }),
           });
-      const access = await introspect(token.body.access_token, `${ISSUER}/v1/oauth/introspect`);
+      const access = await introspect(token.body.access_token, TOKEN_ENDPOINT);
       expect(access.body).toMatchObject({ active: true, client_id: chatgpt.clientId });
       const refresh = await introspect(token.body.refresh_token, ISSUER);
       expect(refresh.body).toMatchObject({ active: true, client_id: chatgpt.clientId });
       const elsewhere = await introspect(token.body.access_token, 'https://other.example/introspect');
       expect(elsewhere.status).toBe(401);
+    });
+
+    // draft-ietf-oauth-rfc7523bis-11 §4: one audience value, the issuer; the token endpoint stays accepted for the
+    // clients that send it (ChatGPT). Each value is tried at every endpoint that authenticates clients: an accepted
+    // one reaches the endpoint's own answer (a bad refresh token, an unknown token), a refused one is invalid_client.
+    const AUDIENCES: Array<[string, unknown, boolean]> = [
+      ['the issuer', ISSUER, true],
+      ['the issuer spelled with its trailing slash (the same URL)', `${ISSUER}/`, true],
+      ['the issuer, alone in an array', [ISSUER], true],
+      ['the token endpoint', TOKEN_ENDPOINT, true],
+      ['the token endpoint, alone in an array', [TOKEN_ENDPOINT], true],
+      ['the revocation endpoint', `${ISSUER}/v1/oauth/revoke`, false],
+      ['the introspection endpoint', `${ISSUER}/v1/oauth/introspect`, false],
+      [
+        'the issuer and the token endpoint together (several values, even all ours)',
+        [ISSUER, TOKEN_ENDPOINT],
+        false,
+      ],
+      ['the issuer beside another server', [ISSUER, 'https://other.example'], false],
+      ['an empty array', [], false],
+      ['another server’s token endpoint', 'https://other.example/v1/oauth/token', false],
+      ['a path below the issuer', `${ISSUER}/v1`, false],
+      ['the issuer with two slashes', `${ISSUER}//`, false],
+      ['the issuer in capitals (compared as a string)', ISSUER.toUpperCase(), false],
+      ['a number', 4000, false],
+      ['nothing (no aud claim)', undefined, false],
+    ];
+    const ENDPOINTS: Array<[string, string, Record<string, string>, number]> = [
+      ['token', '/v1/oauth/token', { grant_type: 'refresh_token', refresh_token: 'x.y' }, 400],
+      ['revocation', '/v1/oauth/revoke', { token: 'x.y' }, 200],
+      ['introspection', '/v1/oauth/introspect', { token: 'x.y' }, 200],
+    ];
+    test.each(
+      AUDIENCES.flatMap(([name, aud, accepted]) =>
+        ENDPOINTS.map(([endpoint, path, fields, status]) => ({
+          name,
+          endpoint,
+          aud,
+          accepted,
+          path,
+          fields,
+          status,
+        })),
+      ),
+    )('audience injection: aud $name at the $endpoint endpoint, accepted: $accepted', async (row) => {
+      const assertion = sign({ claims: { aud: row.aud } });
+      const res = await request(server.app)
+        .post(row.path)
+        .type('form')
+        .send({ ...row.fields, client_assertion_type: ASSERTION_TYPE, client_assertion: assertion });
+      if (row.accepted) {
+        expect(res.status).toBe(row.status);
+      } else {
+        expect(res.status).toBe(401);
+        expect(res.body).toEqual({
+          error: 'invalid_client',
+          error_description: `The client assertion was refused: its aud must be the issuer, "${ISSUER}", as its only value.`,
+        });
+      }
     });
 
     test('a replayed assertion (same jti) is refused', async () => {
