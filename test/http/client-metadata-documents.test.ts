@@ -589,6 +589,39 @@ describe('Client ID Metadata Documents', () => {
         expect(other.body.error_description).toMatch(/no (RS256|ES256) key with kid "k1"/);
       },
     );
+
+    // RFC 7517 §4.2: a key published for encryption is not the client's signing key, even when the signature checks.
+    test.each([
+      ['use: "sig"', { use: 'sig' }, 400],
+      ['no use', {}, 400],
+      ['use: "enc"', { use: 'enc' }, 401],
+    ])(
+      'key confusion: a key with %s verifies an assertion only if it is for signatures',
+      async (_name, use, status) => {
+        start();
+        const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+        const client = await registerClient(server.app, {
+          token_endpoint_auth_method: 'private_key_jwt',
+          jwks: { keys: [{ ...publicKey.export({ format: 'jwk' }), kid: 'k1', ...use }] },
+        });
+        const now = Math.floor(server.clock.now() / 1000);
+        const assertion = jwt.sign(
+          { iss: client.client_id, sub: client.client_id, aud: ISSUER, exp: now + 60, jti: randomUUID() },
+          privateKey,
+          { algorithm: 'ES256', keyid: 'k1' },
+        );
+        const res = await request(server.app).post('/v1/oauth/token').type('form').send({
+          grant_type: 'refresh_token',
+          refresh_token: 'x.y',
+          client_assertion_type: ASSERTION_TYPE,
+          client_assertion: assertion,
+        });
+        // Authenticated, the client hears about its refresh token (400); refused, about itself (401).
+        expect(res.status).toBe(status);
+        expect(res.body.error).toBe(status === 400 ? 'invalid_grant' : 'invalid_client');
+        if (status === 401) expect(res.body.error_description).toMatch(/no ES256 key with kid "k1"/);
+      },
+    );
   });
 
   describe('the cache', () => {
