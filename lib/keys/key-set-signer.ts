@@ -3,7 +3,13 @@
 // has expired. Instances re-read the set on a timer, and at once when a token names a kid they do not know.
 import { createPrivateKey, type KeyObject } from 'node:crypto';
 import { generateSigningKey, loadKey, type SigningAlgorithm } from '../crypto/keys';
-import { createJwtSigner, isUnknownKeyError, type AccessTokenClaims, type JwtSigner } from '../crypto/signer';
+import {
+  createJwtSigner,
+  isUnknownKeyError,
+  type AccessTokenClaims,
+  type JwtSigner,
+  type UnknownKeyError,
+} from '../crypto/signer';
 import type { SigningKeyRecord, SigningKeyState, SigningKeyStore } from '../store/types';
 import { createKeySealer } from './seal';
 
@@ -44,7 +50,7 @@ export interface KeySetEntry {
 export interface KeySetSigner extends JwtSigner {
   /** Re-reads the set from the store (unless the copy in memory is younger than `maxAgeMs`). */
   reloadKeys(options?: { maxAgeMs?: number }): Promise<void>;
-  /** Verifies; a kid this instance does not know makes it read the set once (at most every 5 s) first. */
+  /** Verifies; a kid this instance does not know makes it read the set first (once per kid every 5 s). */
   verifyAccessTokenFresh(
     token: string,
     expected: { issuer: string; audience: string },
@@ -63,8 +69,12 @@ export interface KeySetSigner extends JwtSigner {
   close(): void;
 }
 
-/** Ignores an unknown kid for this long after a reload it caused: random kids cannot make every request a read. */
+/** A kid that made this instance read the set is not read for again for this long: repeating it costs no read. */
 const UNKNOWN_KID_RELOAD_MS = 5_000;
+/** How many such kids are remembered: a stream of new ones pushes out the oldest, so memory stays bounded. */
+const MAX_REMEMBERED_KIDS = 1_000;
+/** No key of the set has a longer kid (they are RFC 7638 thumbprints): a longer one is never read for. */
+const MAX_KID_LENGTH = 256;
 
 /** Creates the signer and reads (or starts) the key set. */
 export async function createKeySetSigner(options: KeySetSignerOptions): Promise<KeySetSigner> {
@@ -110,9 +120,14 @@ export async function createKeySetSigner(options: KeySetSignerOptions): Promise<
 
   let inner: JwtSigner;
   let entries: KeySetEntry[] = [];
+  /** The keys last built into `inner`: a read that finds the same ones keeps it (and its JWKS object). */
+  let builtFrom = '';
   let loadedAt = -Infinity;
-  let lastUnknownReload = -Infinity;
   let loading: Promise<void> | undefined;
+  /** How many reads have started: a request knows whether a read began after it arrived. */
+  let readsStarted = 0;
+  /** kid -> when it last made this instance read the set (unknown kids only; insertion order is age). */
+  const unknownKids = new Map<string, number>();
 
   async function read(): Promise<void> {
     let rows = await store.listSigningKeys();
@@ -127,6 +142,11 @@ export async function createKeySetSigner(options: KeySetSignerOptions): Promise<
     const order: Record<SigningKeyState, number> = { current: 0, next: 1, retired: 2 };
     live.sort((a, b) => order[a.state] - order[b.state] || b.createdAt - a.createdAt);
     if (live[0]?.state !== 'current') throw new Error('express-mcp-oauth: the key set has no current key.');
+    const fingerprint = live.map((row) => `${row.kid} ${row.state} ${row.retiredAt}`).join('\n');
+    if (fingerprint === builtFrom) {
+      loadedAt = at;
+      return;
+    }
     inner = createJwtSigner({
       keys: live.map((row) => ({ kid: row.kid, privateKey: sealer.open(row.kid, row.sealedKey) })),
       clockToleranceSeconds: toleranceSeconds,
@@ -139,9 +159,41 @@ export async function createKeySetSigner(options: KeySetSignerOptions): Promise<
       retiredAt: row.retiredAt,
       publishedUntil: publishedUntil(row),
     }));
+    builtFrom = fingerprint;
     loadedAt = at;
   }
-  const reload = () => (loading ??= read().finally(() => (loading = undefined)));
+  const reload = () => {
+    if (!loading) {
+      readsStarted += 1;
+      loading = read().finally(() => (loading = undefined));
+    }
+    return loading;
+  };
+  /** Resolves after a read that started after this call: one in flight from before could miss a key added since. */
+  async function readFromNow(): Promise<void> {
+    const before = readsStarted;
+    if (loading) await loading.catch(() => undefined);
+    if (readsStarted === before) return reload();
+    // Another request started one after this call: share it (or it has already answered).
+    return loading;
+  }
+  /**
+   * Whether an unknown kid is worth a read: once per kid per UNKNOWN_KID_RELOAD_MS. Per kid, not for the instance as
+   * a whole: a stream of forged kids must not make this instance ignore a real one, the kid of a key another instance
+   * has just rotated in, until its timer (up to a minute). Each forged kid costs one read, and reads never overlap
+   * (readFromNow), so a flood makes at most one read at a time, each of an unchanged set cheap (no rebuild).
+   */
+  function worthARead(kid: unknown): boolean {
+    if (typeof kid !== 'string' || kid.length === 0 || kid.length > MAX_KID_LENGTH) return false;
+    const at = now();
+    const last = unknownKids.get(kid);
+    if (last !== undefined && at - last < UNKNOWN_KID_RELOAD_MS) return false;
+    unknownKids.delete(kid);
+    if (unknownKids.size >= MAX_REMEMBERED_KIDS)
+      unknownKids.delete(unknownKids.keys().next().value as string);
+    unknownKids.set(kid, at);
+    return true;
+  }
 
   await reload();
   const timer = setInterval(() => void reload().catch(onRefreshError), refreshMs);
@@ -159,9 +211,9 @@ export async function createKeySetSigner(options: KeySetSignerOptions): Promise<
         return inner.verifyAccessToken(token, expected);
       } catch (error) {
         // A kid this instance has not read yet: another instance may have rotated. Read the set once, then decide.
-        if (!isUnknownKeyError(error) || now() - lastUnknownReload < UNKNOWN_KID_RELOAD_MS) throw error;
-        lastUnknownReload = now();
-        await reload();
+        if (!isUnknownKeyError(error) || !worthARead(((error as Error).cause as UnknownKeyError).kid))
+          throw error;
+        await readFromNow();
         return inner.verifyAccessToken(token, expected);
       }
     },

@@ -108,7 +108,7 @@ function describeKeySet(
       expect(kidOf(b.signAccessToken(claims).token)).toBe(kid);
     });
 
-    test('random kids cannot make every request a read: one reload per 5 seconds', async () => {
+    test('a repeated unknown kid cannot make every request a read: one read per kid per 5 seconds', async () => {
       let reads = 0;
       const counting = Object.assign(Object.create(null), store, {
         listSigningKeys: () => {
@@ -129,6 +129,103 @@ function describeKeySet(
       await expect(a.verifyAccessTokenFresh(foreign, expected)).rejects.toThrow(/unknown key/);
       expect(reads - before).toBe(2);
       await elsewhere.close();
+    });
+
+    /** A token like `token` whose header names `kid`: its signature can match no key. */
+    const withKid = (token: string, kid: string) =>
+      token.replace(
+        /^[^.]+/,
+        Buffer.from(JSON.stringify({ typ: 'at+jwt', alg: 'ES256', kid })).toString('base64url'),
+      );
+    /** The store, counting the reads of the key set. */
+    const countingReads = () => {
+      const counter = { reads: 0 };
+      const counting = Object.assign(Object.create(null), store, {
+        listSigningKeys: () => {
+          counter.reads += 1;
+          return store.listSigningKeys();
+        },
+      }) as KeyStore;
+      return { counter, counting };
+    };
+
+    test('forged kids every second cannot delay a real one: a freshly rotated kid is read for and verified at once', async () => {
+      const a = await signer();
+      const b = await signer();
+      const forged = a.signAccessToken(claims).token;
+      for (let i = 0; i < 20; i += 1) {
+        await expect(b.verifyAccessTokenFresh(withKid(forged, `forged-${i}`), expected)).rejects.toThrow(
+          /unknown key/,
+        );
+        clock.advance(SECOND);
+      }
+      await expect(b.verifyAccessTokenFresh(withKid(forged, 'forged-last'), expected)).rejects.toThrow(
+        /unknown key/,
+      );
+      // Another instance rotates in the same second: b has not read since, and its timer is a minute away.
+      const kid = await a.rotate();
+      const fresh = a.signAccessToken(claims).token;
+      expect(kidOf(fresh)).toBe(kid);
+      expect((await b.verifyAccessTokenFresh(fresh, expected)).sub).toBe('u');
+    });
+
+    test('a read already in flight when a new kid arrives does not answer for it: the kid gets a read of its own', async () => {
+      const a = await signer();
+      // A store whose reads can be held between reading the rows and answering, as a slow database would.
+      let held: { taken: () => void; release: Promise<void> } | undefined;
+      const slow = Object.assign(Object.create(null), store, {
+        listSigningKeys: async () => {
+          const rows = await store.listSigningKeys();
+          const hold = held;
+          held = undefined;
+          if (hold) {
+            hold.taken();
+            await hold.release;
+          }
+          return rows;
+        },
+      }) as KeyStore;
+      const b = await signer({ store: slow });
+      let release!: () => void;
+      let taken!: () => void;
+      const rowsTaken = new Promise<void>((resolve) => (taken = resolve));
+      held = { taken, release: new Promise<void>((resolve) => (release = resolve)) };
+      const forged = b.verifyAccessTokenFresh(withKid(a.signAccessToken(claims).token, 'forged'), expected);
+      await rowsTaken; // b's read has the rows from before the rotation
+      await a.rotate();
+      const fresh = b.verifyAccessTokenFresh(a.signAccessToken(claims).token, expected);
+      release();
+      await expect(forged).rejects.toThrow(/unknown key/);
+      expect((await fresh).sub).toBe('u');
+    });
+
+    test('the kids it remembers are bounded: after 1,000 others, a kid is read for again', async () => {
+      const { counter, counting } = countingReads();
+      const a = await signer({ store: counting });
+      const token = a.signAccessToken(claims).token;
+      const attempt = (kid: string) =>
+        expect(a.verifyAccessTokenFresh(withKid(token, kid), expected)).rejects.toThrow(/unknown key/);
+      await attempt('first');
+      await attempt('first');
+      const before = counter.reads;
+      for (let i = 0; i < 1000; i += 1) await attempt(`rotating-${i}`);
+      expect(counter.reads - before).toBe(1000);
+      await attempt('first'); // forgotten: read for again, within its 5 seconds
+      expect(counter.reads - before).toBe(1001);
+      await attempt('rotating-999'); // still remembered
+      expect(counter.reads - before).toBe(1001);
+      // Kids no key can have are never read for: not a string, or longer than any thumbprint.
+      await attempt('x'.repeat(257));
+      expect(counter.reads - before).toBe(1001);
+    });
+
+    test('a read that finds the same keys keeps them: the same JWKS object, no rebuild', async () => {
+      const a = await signer();
+      const jwks = a.jwks();
+      await a.reloadKeys();
+      expect(a.jwks()).toBe(jwks);
+      await a.rotate();
+      expect(a.jwks()).not.toBe(jwks);
     });
 
     test('a next key is published before it signs; promoting it retires the current one', async () => {
