@@ -1,4 +1,4 @@
-// The reference app's settings, from the environment (README.md, "The reference app", lists each one).
+// The reference app's settings, from the environment (example-app/README.md lists each one, and a test keeps that true).
 import { resolve } from 'node:path';
 import { LOG_LEVELS } from './log';
 

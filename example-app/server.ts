@@ -1,4 +1,4 @@
-// Starts the reference app: `npm start`. Settings come from the environment (README.md, "The reference app").
+// Starts the reference app: `npm start`. Settings come from the environment (example-app/README.md lists them).
 import { ConfigError, readConfig } from './config';
 import { createExampleApp } from './app';
 
