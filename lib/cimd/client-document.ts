@@ -88,11 +88,21 @@ export function validateClientDocument(
   };
 }
 
-/** How a page names a client: its name, and for a document client the host that vouches for it. */
+/**
+ * How a page names a client. What is known of a document client is the host of its client_id (its document was
+ * fetched from there); its client_name is not verified (anyone may publish a document calling itself "Claude" on a
+ * shared host: a gist, a pages site). So pages lead with the host and show the name second, with the document's URL,
+ * whose path tells whose it is on a shared host. A registered client has only the name it gave itself.
+ */
 export interface ClientIdentity {
+  /** What a page leads with: a document client's host, a registered client's self-chosen name. */
+  headline: string;
+  /** The name the client gave itself (client_name), which nobody verified; without one, the host or client_id. */
   name: string;
   /** The host of a document client's client_id ("claude.ai"): whoever controls it published the document. */
   host: string | undefined;
+  /** A document client's client_id: the URL its details were published at. */
+  documentUrl: string | undefined;
   /** False for a self-registered client, whose name nobody verified. */
   verified: boolean;
 }
@@ -100,7 +110,14 @@ export interface ClientIdentity {
 export function describeClient(client: { clientId: string; clientName: string | null }): ClientIdentity {
   if (isClientIdUrl(client.clientId) && URL.canParse(client.clientId)) {
     const { hostname } = new URL(client.clientId);
-    return { name: client.clientName ?? hostname, host: hostname, verified: true };
+    return {
+      headline: hostname,
+      name: client.clientName ?? hostname,
+      host: hostname,
+      documentUrl: client.clientId,
+      verified: true,
+    };
   }
-  return { name: client.clientName ?? client.clientId, host: undefined, verified: false };
+  const name = client.clientName ?? client.clientId;
+  return { headline: name, name, host: undefined, documentUrl: undefined, verified: false };
 }

@@ -127,8 +127,10 @@ describeInBrowser('clients identified by a metadata document, through the offici
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page.getByRole('button', { name: 'Allow' }).waitFor();
     const consent = (await page.textContent('main'))!;
-    expect(consent).toContain(`${shape.name} wants access`);
+    // Headed by the host that published the document; the name it gives itself comes second.
+    expect(consent).toContain(`${shape.host} wants access`);
     expect(consent).toContain(`Published by ${shape.host}`);
+    expect(consent).toContain(`It calls itself ${shape.name}`);
     // The warning comes exactly when every redirect of the document stays on this computer.
     expect(consent.includes('your own computer')).toBe(localhostOnly);
     await page.getByRole('button', { name: 'Allow' }).click();
@@ -150,13 +152,13 @@ describeInBrowser('clients identified by a metadata document, through the offici
     await client.close();
     await after.close();
 
-    // Connected apps lists the client by name and by the host that published it.
+    // Connected apps lists the client by the host that published it, then by the name it gives itself.
     await page.goto(`${app.baseUrl}/account/connected-apps`);
     await page.getByLabel('Email').fill(APP_USER.email);
     await page.getByLabel('Password').fill(APP_USER.password);
     await page.getByRole('button', { name: 'Sign in' }).click();
-    const section = page.getByRole('region', { name: shape.name });
-    expect(await section.textContent()).toContain(`From ${shape.host}`);
+    const section = page.getByRole('region', { name: shape.host });
+    expect(await section.textContent()).toContain(`Calls itself ${shape.name}`);
     await page.close();
   });
 });

@@ -1,6 +1,7 @@
 // The "Connected apps" page: the user sees the clients holding access and revokes one, only their own.
 import request from 'supertest';
 import { createUser } from '../../example-app/users';
+import { clientRecord, grantRecord } from '../helpers/fixtures';
 import { formOf } from '../helpers/oauth-app';
 import { ALL_SCOPES, APP_USER, startExampleApp, type RunningExampleApp } from '../helpers/example-app';
 
@@ -50,6 +51,24 @@ test('lists each connected app with its scopes in plain words and when it was gr
   expect(page.text).toContain('Read your invoices and quotes');
   expect(page.text).toContain('Create and update clients');
   expect(page.text).toMatch(/Granted \d{4}-\d{2}-\d{2} \d{2}:\d{2} UTC · last used never/);
+});
+
+test('impersonation from a shared host: a document client is listed by its host first, the name it chose second', async () => {
+  // A Client ID Metadata Document anyone could publish on a shared host, calling itself "Claude".
+  const clientId = 'https://evil.test/someone/raw/claude.json';
+  await app.store.registerClient(
+    clientRecord({ clientId, clientName: 'Claude', clientSecretHash: null, tokenEndpointAuthMethod: 'none' }),
+  );
+  await app.store.createGrant(
+    grantRecord(Date.now(), { clientId, userId: app.user.id, scopes: ['fakture:read'] }),
+  );
+  const { browser } = await signedInBrowser();
+  const page = (await browser.get('/account/connected-apps')).text;
+  expect(page).toContain('<section class="app" aria-label="evil.test">');
+  expect(page).toContain('<h2>evil.test</h2>');
+  expect(page).toContain('Calls itself <strong>Claude</strong> (not verified)');
+  expect(page).toContain(`<code>${clientId}</code>`);
+  expect(page).not.toContain('<h2>Claude</h2>');
 });
 
 test('Revoke access ends the app’s tokens at once', async () => {

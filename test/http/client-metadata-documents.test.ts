@@ -32,6 +32,8 @@ function forgedAlg(alg: string, clientId: string, now: number): string {
   return `${encode({ alg, kid: 'k1' })}.${encode(claims)}.c2ln`;
 }
 const ASSERTION_TYPE = 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer';
+/** The text of a page's h1. */
+const headingOf = (html: string) => /<h1>([^<]*)<\/h1>/.exec(html)?.[1]?.trim();
 
 describe('Client ID Metadata Documents', () => {
   let documents: DocumentServer;
@@ -115,10 +117,36 @@ describe('Client ID Metadata Documents', () => {
       const consent = await browser!.get(
         `/v1/oauth/authorize?${authorizeQuery(asClient(claude.clientId, 'http://127.0.0.1:4999/callback')).query}`,
       );
-      expect(consent.text).toContain('Claude Code');
-      expect(consent.text).toContain('Published by <strong>claude.ai.test</strong>');
+      // The host leads (it is what the fetch verified); the name the document gives itself comes second.
+      expect(headingOf(consent.text)).toMatch(/^claude\.ai\.test wants access to your /);
+      expect(consent.text).toContain(
+        `Published by <strong>claude.ai.test</strong>, at <code>${claude.clientId}</code>.`,
+      );
+      expect(consent.text).toContain('It calls itself <strong>Claude Code</strong>');
       expect(consent.text).toMatch(/only ever returns to <strong>your own computer<\/strong>/);
       expect(consent.text).not.toContain('Self-registered');
+    });
+
+    test('impersonation from a shared host: a document calling itself "Claude Code" is headed by the host it is on', async () => {
+      start();
+      // Anyone can publish a file on a shared host (a gist, a pages site) and give it any name.
+      const fake = claudeCodeDocument(documents, { path: '/someone/raw/claude.json', host: 'evil.test' });
+      const signIn = await authorizePage(fake.clientId, 'http://127.0.0.1:4999/callback');
+      expect(signIn.text).toContain(
+        '<strong>evil.test</strong> (an app calling itself Claude Code) wants to connect',
+      );
+      const { browser } = await authorizeInBrowser(
+        server.app,
+        asClient(fake.clientId, 'http://127.0.0.1:4999/callback'),
+      );
+      const consent = await browser.get(
+        `/v1/oauth/authorize?${authorizeQuery(asClient(fake.clientId, 'http://127.0.0.1:4999/callback')).query}`,
+      );
+      expect(headingOf(consent.text)).toMatch(/^evil\.test wants access to your /);
+      expect(consent.text).toContain(`<code>${fake.clientId}</code>`);
+      expect(consent.text).toContain(
+        'It calls itself <strong>Claude Code</strong>: a name it chose, which nobody has verified.',
+      );
     });
 
     test('a self-registered client is marked as such, and a web redirect gets no localhost warning', async () => {
@@ -126,6 +154,8 @@ describe('Client ID Metadata Documents', () => {
       const client = await registerClient(server.app);
       const { browser } = await authorizeInBrowser(server.app, client);
       const consent = await browser.get(`/v1/oauth/authorize?${authorizeQuery(client).query}`);
+      // It has no host to lead with: its own name heads the page, marked as unverified.
+      expect(headingOf(consent.text)).toMatch(/^Test Client wants access to your /);
       expect(consent.text).toContain('Self-registered app');
       expect(consent.text).not.toContain('your own computer');
     });

@@ -93,18 +93,40 @@ describe('documents', () => {
 });
 
 describe('describeClient', () => {
+  // A document client is headed by its host (verified: the document came from there), its self-chosen name second;
+  // a registered client has only its name, unverified.
   test.each([
     [
       { clientId: URL_ID, clientName: 'App' },
-      { name: 'App', host: 'app.example', verified: true },
+      { headline: 'app.example', name: 'App', host: 'app.example', documentUrl: URL_ID, verified: true },
+    ],
+    [
+      { clientId: 'https://gist.example/someone/raw/client.json', clientName: 'Claude' },
+      {
+        headline: 'gist.example',
+        name: 'Claude',
+        host: 'gist.example',
+        documentUrl: 'https://gist.example/someone/raw/client.json',
+        verified: true,
+      },
+    ],
+    [
+      { clientId: URL_ID, clientName: null },
+      {
+        headline: 'app.example',
+        name: 'app.example',
+        host: 'app.example',
+        documentUrl: URL_ID,
+        verified: true,
+      },
     ],
     [
       { clientId: 'abc123', clientName: 'Tool' },
-      { name: 'Tool', host: undefined, verified: false },
+      { headline: 'Tool', name: 'Tool', host: undefined, documentUrl: undefined, verified: false },
     ],
     [
       { clientId: 'abc123', clientName: null },
-      { name: 'abc123', host: undefined, verified: false },
+      { headline: 'abc123', name: 'abc123', host: undefined, documentUrl: undefined, verified: false },
     ],
   ])('%j', (client, identity) => {
     expect(describeClient(client)).toEqual(identity);
