@@ -201,6 +201,27 @@ function describeIntrospection(name: string, make: MakeHarness) {
       expect(res.body).toEqual({ active: false });
     });
 
+    // RFC 7662 §2.2 (active: not expired) and RFC 7519 §4.1.4, which RFC 9068 §4 applies: the token is expired from the
+    // instant of exp on. The signature check forgives 5 s of skew; introspection answers by this server's own clock.
+    test.each([
+      ['a minute before exp', -MINUTE, true],
+      ['a second before exp', -SECOND, true],
+      ['a millisecond before exp', -1, true],
+      ['at exp', 0, false],
+      ['a second after exp', SECOND, false],
+      ['4.999 s after exp (within the signature check’s skew)', 5 * SECOND - 1, false],
+      ['a minute after exp', MINUTE, false],
+    ])('an access token %s (%i ms from exp) is active: %s', async (_name, offset, active) => {
+      await open();
+      const { client, tokens } = await obtainTokens(server());
+      const { exp } = JSON.parse(Buffer.from(tokens.access_token.split('.')[1]!, 'base64url').toString());
+      h.clock.set(exp * 1000 + offset);
+      const res = await introspect(h.app, client, { token: tokens.access_token });
+      expect(res.status).toBe(200);
+      expect(res.body.active).toBe(active);
+      if (!active) expect(res.body).toEqual({ active: false });
+    });
+
     test('a refresh token just used is still active within its retry window (it can be retried)', async () => {
       await open();
       const { client, tokens } = await obtainTokens(server());
