@@ -76,7 +76,10 @@ describe('rotateRefreshToken against a scripted store', () => {
 
   test('a store that refuses every swap while its pointer stays put is reported, not looped on', async () => {
     const { store, advances } = scripted(['a'], []);
-    await expect(rotateRefreshToken(store, input)).rejects.toThrow(/kept refusing advanceRefreshToken/);
+    // The message names the contract the store breaks, so its author knows what to fix.
+    await expect(rotateRefreshToken(store, input)).rejects.toThrow(
+      /kept refusing advanceRefreshToken .*check that it compares the pointer as OAuthStore documents\.$/,
+    );
     expect(advances).toHaveLength(4);
   });
 
