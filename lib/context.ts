@@ -30,8 +30,11 @@ export interface OAuthContext {
    * the one a metadata document URL describes (fetched, validated and cached; invalid_client when that fails).
    */
   findClient(clientId: string, req?: Request): Promise<ClientRecord | undefined>;
-  /** A private_key_jwt client's public keys (its jwks, or its jwks_uri fetched and cached). */
-  clientKeys(client: ClientRecord, options?: { refetch?: boolean }): Promise<ClientKey[]>;
+  /**
+   * A private_key_jwt client's public keys (its jwks, or its jwks_uri fetched and cached); `req`, when given, goes
+   * with the event of a failed fetch.
+   */
+  clientKeys(client: ClientRecord, options?: { refetch?: boolean; req?: Request }): Promise<ClientKey[]>;
 }
 
 /** Who ended a grant, for its grant.revoked event: the request it came with, and the ids known there. */

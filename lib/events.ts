@@ -8,6 +8,11 @@ import type { Request } from 'express';
 export type OAuthEventType =
   | 'client.registered'
   | 'client.document_fetched'
+  /**
+   * A client's metadata document or jwks_uri could not be fetched, or was not valid: `reason` says which failure
+   * (`timeout`, `refused_address`, `invalid_document`...), `detail` the whole story the caller was not told.
+   */
+  | 'client.fetch_failed'
   | 'sign_in.succeeded'
   | 'sign_in.failed'
   | 'sign_in.rate_limited'
@@ -50,7 +55,10 @@ export interface OAuthEvent {
   scopes?: readonly string[];
   /** grant.revoked: who ended it. */
   by?: RevokedBy;
-  /** code.replayed: `replay` or `pkce_mismatch`; sign_in.failed: `bad_credentials`; token.refused: the error code. */
+  /**
+   * code.replayed: `replay` or `pkce_mismatch`; sign_in.failed: `bad_credentials`; token.refused: the error code;
+   * client.fetch_failed: the failure.
+   */
   reason?: string;
   /** token.introspected: what the caller was told. */
   active?: boolean;
@@ -66,6 +74,11 @@ export interface OAuthEvent {
   tokenType?: 'access_token' | 'refresh_token';
   /** token.refused: the grant_type asked for, when it was one of the supported ones. */
   grantType?: 'authorization_code' | 'refresh_token';
+  /**
+   * client.fetch_failed: what went wrong, for the operator (the URL, the address its host resolved to, the socket
+   * error or HTTP status); never sent to the caller, and never holds a secret.
+   */
+  detail?: string;
 }
 
 /** The fields an emitter call may give (the rest is filled in). */

@@ -111,14 +111,17 @@ export function createOAuthRouter(
       req ? config.onError(error, req) : console.error('express-mcp-oauth: onEvent failed', error),
     config.now,
   );
-  const resolver = createClientDocumentResolver(
-    fetchSettings,
+  const resolver = createClientDocumentResolver({
+    settings: fetchSettings,
     fetcher,
     store,
-    config.scopeNames,
-    config.now,
-    (clientId, req) => emit(req, 'client.document_fetched', { clientId }),
-  );
+    scopeCatalogue: config.scopeNames,
+    now: config.now,
+    onFetched: (clientId, req) => emit(req, 'client.document_fetched', { clientId }),
+    // The caller was told only that the fetch failed; the operator gets the whole story here.
+    onFailed: ({ clientId, reason, detail }, req) =>
+      emit(req, 'client.fetch_failed', { clientId, reason, detail }),
+  });
   const ctx: OAuthContext = {
     store,
     signer,

@@ -1,6 +1,8 @@
 // A memory of fetched documents: each kept as long as its Cache-Control asks, within bounds; concurrent first
-// requests for one URL share one fetch; a failure is never remembered, and it also drops the copy it would have
-// replaced (a document that now fails may have been withdrawn on purpose).
+// requests for one URL share one fetch. A failure drops the copy it would have replaced (a document that now fails
+// may have been withdrawn on purpose) and is itself remembered for a short while (`failureMs`): the URLs are chosen
+// by strangers before anyone authenticates, and a host that fails or stalls must not be fetched again on every
+// request. Failures the URL is not to blame for (`remember` says which) are not remembered.
 
 /** What a load brought: the validated value and the Cache-Control header it came with. */
 export interface Loaded<T> {
@@ -13,14 +15,18 @@ export interface FetchCacheOptions<T> {
   now: () => number;
   minMs: number;
   maxMs: number;
-  /** How many URLs are remembered at most; the oldest entry goes first. */
+  /** How many URLs are remembered at most, and as many failures; the oldest entry goes first. */
   maxEntries: number;
+  /** How long a failed load is answered with its error before the URL is loaded again. */
+  failureMs: number;
+  /** Whether a failure is the URL's own and may be remembered (default: every failure). */
+  remember?: (error: unknown) => boolean;
 }
 
 export interface FetchCache<T> {
   /**
-   * The value for `url`: remembered while fresh, else loaded. With `maxAgeMs`, a copy older than that is loaded
-   * again even if still fresh (a key-rotation refetch).
+   * The value for `url`: remembered while fresh, else loaded; a recent failure is thrown again without loading. With
+   * `maxAgeMs`, a copy older than that is loaded again even if still fresh (a key-rotation refetch).
    */
   get(url: string, options?: { maxAgeMs?: number }): Promise<{ value: T; fetchedAt: number }>;
 }
@@ -40,6 +46,8 @@ export function cacheLifetimeMs(cacheControl: string | undefined, minMs: number,
 export function createFetchCache<T>(options: FetchCacheOptions<T>): FetchCache<T> {
   const entries = new Map<string, { value: T; fetchedAt: number; freshUntil: number }>();
   const inFlight = new Map<string, Promise<{ value: T; fetchedAt: number }>>();
+  const failures = new Map<string, { error: unknown; until: number }>();
+  const remember = options.remember ?? (() => true);
 
   const fetchNow = (url: string) => {
     const fetchedAt = options.now();
@@ -54,6 +62,11 @@ export function createFetchCache<T>(options: FetchCacheOptions<T>): FetchCache<T
       })
       .catch((error: unknown) => {
         entries.delete(url);
+        if (remember(error)) {
+          failures.delete(url);
+          if (failures.size >= options.maxEntries) failures.delete(failures.keys().next().value as string);
+          failures.set(url, { error, until: options.now() + options.failureMs });
+        }
         throw error;
       })
       .finally(() => inFlight.delete(url));
@@ -68,7 +81,12 @@ export function createFetchCache<T>(options: FetchCacheOptions<T>): FetchCache<T
       const fresh =
         entry && entry.freshUntil > now && (maxAgeMs === undefined || now - entry.fetchedAt < maxAgeMs);
       if (fresh) return { value: entry.value, fetchedAt: entry.fetchedAt };
-      return inFlight.get(url) ?? fetchNow(url);
+      const pending = inFlight.get(url);
+      if (pending) return pending;
+      const failure = failures.get(url);
+      if (failure && failure.until > now) throw failure.error;
+      failures.delete(url);
+      return fetchNow(url);
     },
   };
 }

@@ -2,16 +2,14 @@
 // within Cache-Control bounds, and saved to the store (so that grants name them). Also the JWKS of every client
 // that authenticates with private_key_jwt, whether it came by document or by registration.
 import type { ClientKey } from '../crypto/client-assertion';
-import { createPublicKey, type KeyObject } from 'node:crypto';
+import { createPublicKey } from 'node:crypto';
 import type { Request } from 'express';
 import { OAuthError, isOAuthError } from '../errors';
 import type { ClientRecord, OAuthStore } from '../store/types';
 import { validateJwks } from '../util/client-metadata';
 import { clientIdUrlProblem, validateClientDocument } from './client-document';
 import { createFetchCache } from './fetch-cache';
-import { FetchRefusedError, type SafeFetcher } from './safe-fetch';
-
-/** A client's public key, ready to verify with. */
+import { FetchRefusedError, type FetchFailure, type SafeFetcher } from './safe-fetch';
 
 export interface ClientDocumentSettings {
   enabled: boolean;
@@ -20,31 +18,68 @@ export interface ClientDocumentSettings {
   maxBytes: number;
 }
 
+/** A fetch that failed, or a document or key set that is not valid: for the operator's log, never for the caller. */
+export interface FetchFailureReport {
+  /** The client concerned: the document's URL, or the client whose jwks_uri it is. */
+  clientId: string;
+  /** Why: a FetchFailure, or `invalid_document` / `invalid_jwks` for content that is not valid. */
+  reason: FetchFailure | 'invalid_document' | 'invalid_jwks';
+  /** The whole story: the URL, what its host resolved to, the socket error, the status. */
+  detail: string;
+}
+
+export interface ClientDocumentResolverOptions {
+  settings: ClientDocumentSettings;
+  fetcher: SafeFetcher;
+  store: OAuthStore;
+  scopeCatalogue: ReadonlySet<string>;
+  now: () => number;
+  /** Told once per fetched copy of a document, with the request that caused the fetch. */
+  onFetched?: (clientId: string, req: Request | undefined) => void;
+  /** Told once per failed fetch (a remembered failure is not told again), with the request that caused it. */
+  onFailed?: (failure: FetchFailureReport, req: Request | undefined) => void;
+}
+
 export interface ClientDocumentResolver {
-  /** The client a document URL describes; invalid_client saying what went wrong otherwise. */
+  /** The client a document URL describes; invalid_client when it cannot be fetched or is not valid. */
   findClient(url: string, req?: Request): Promise<ClientRecord>;
   /**
    * The client's public keys, from its jwks or its jwks_uri. `refetch` asks again for a jwks_uri copy older than
    * a few seconds: a key the client has just rotated in.
    */
-  clientKeys(client: ClientRecord, options?: { refetch?: boolean }): Promise<ClientKey[]>;
+  clientKeys(client: ClientRecord, options?: { refetch?: boolean; req?: Request }): Promise<ClientKey[]>;
 }
 
 const MAX_DOCUMENTS = 1000;
 const MAX_JWKS_BYTES = 16 * 1024;
 /** An unknown kid refetches the JWKS once, but not more often than this per URL (no fetch amplification). */
 const REFETCH_AFTER_MS = 10_000;
+/**
+ * How long a failed fetch or an invalid document is answered from memory: long enough that a host which fails or
+ * stalls is not fetched again for every request naming it, short enough that a fixed document is soon seen.
+ */
+export const FAILURE_CACHE_MS = 30_000;
 
-export function createClientDocumentResolver(
-  settings: ClientDocumentSettings,
-  fetcher: SafeFetcher,
-  store: OAuthStore,
-  scopeCatalogue: ReadonlySet<string>,
-  now: () => number,
-  /** Told once per fetched copy of a document, with the request that caused the fetch. */
-  onFetched: (clientId: string, req: Request | undefined) => void = () => undefined,
-): ClientDocumentResolver {
-  const bounds = { now, minMs: settings.minCacheMs, maxMs: settings.maxCacheMs, maxEntries: MAX_DOCUMENTS };
+// A failure the URL is not to blame for (the server was busy fetching others) is not remembered against it.
+const rememberFailure = (error: unknown) => !(error instanceof FetchRefusedError && error.reason === 'busy');
+
+export function createClientDocumentResolver({
+  settings,
+  fetcher,
+  store,
+  scopeCatalogue,
+  now,
+  onFetched = () => undefined,
+  onFailed = () => undefined,
+}: ClientDocumentResolverOptions): ClientDocumentResolver {
+  const bounds = {
+    now,
+    minMs: settings.minCacheMs,
+    maxMs: settings.maxCacheMs,
+    maxEntries: MAX_DOCUMENTS,
+    failureMs: FAILURE_CACHE_MS,
+    remember: rememberFailure,
+  };
 
   const documents = createFetchCache<ClientRecord>({
     ...bounds,
@@ -78,6 +113,13 @@ export function createClientDocumentResolver(
     announced.set(url, fetchedAt);
     onFetched(url, req);
   };
+  // Every caller that shared a failed fetch, or met it remembered, gets the same error object: reported once.
+  const reported = new WeakSet<object>();
+  const report = (failure: FetchFailureReport, error: unknown, req: Request | undefined) => {
+    if (!error || typeof error !== 'object' || reported.has(error)) return;
+    reported.add(error);
+    onFailed(failure, req);
+  };
 
   return {
     async findClient(url, req) {
@@ -92,37 +134,76 @@ export function createClientDocumentResolver(
         announce(url, fetchedAt, req);
         return value;
       } catch (error) {
-        throw documentError(`The app's metadata document at ${url}`, error);
+        const failure = describeFailure(error, url, 'invalid_document');
+        if (failure) report({ clientId: url, ...failure }, error, req);
+        throw documentError(DOCUMENT, url, error);
       }
     },
 
-    async clientKeys(client, { refetch = false } = {}) {
+    async clientKeys(client, { refetch = false, req } = {}) {
       const { jwks, jwks_uri: jwksUri } = client.metadata as { jwks?: unknown; jwks_uri?: string };
       if (jwks !== undefined) return importKeys(jwks);
       if (typeof jwksUri !== 'string') return [];
       try {
         return (await keySets.get(jwksUri, refetch ? { maxAgeMs: REFETCH_AFTER_MS } : {})).value;
       } catch (error) {
-        throw documentError(`The app's key set (jwks_uri) at ${jwksUri}`, error);
+        const failure = describeFailure(error, jwksUri, 'invalid_jwks');
+        if (failure) report({ clientId: client.clientId, ...failure }, error, req);
+        throw documentError(KEY_SET, jwksUri, error);
       }
     },
   };
 }
 
+const DOCUMENT = { name: "The client's metadata document", at: "The app's metadata document at" };
+const KEY_SET = { name: "The client's key set (jwks_uri)", at: "The app's key set (jwks_uri) at" };
+
+/** What went wrong, for the report; undefined for an error that is not about the fetch (a bug goes on as it is). */
+function describeFailure(
+  error: unknown,
+  url: string,
+  invalid: 'invalid_document' | 'invalid_jwks',
+): Omit<FetchFailureReport, 'clientId'> | undefined {
+  if (error instanceof FetchRefusedError) return { reason: error.reason, detail: `${url}: ${error.message}` };
+  if (isOAuthError(error)) return { reason: invalid, detail: `${url}: ${error.description}` };
+  return undefined;
+}
+
 /**
- * A failed fetch or an invalid document, as invalid_client in words a developer can act on. Anything else (the
- * store failing) is the server's own fault and goes on as it is.
+ * A failed fetch or an invalid document, as the caller may see it. What the document says is the caller's own (or
+ * its publisher's) and is described, so that a developer can fix it; how the network and other hosts behaved is
+ * not: no address, name resolution, socket error, timeout, HTTP status, content type or size ever reaches the
+ * caller, or strangers would map internal names and probe hosts through this server. All of that is in the report
+ * (onFailed: the client.fetch_failed event). Anything else (a bug) goes on as it is.
  */
-function documentError(what: string, error: unknown): unknown {
+function documentError(what: typeof DOCUMENT, url: string, error: unknown): unknown {
   if (isOAuthError(error)) {
     return new OAuthError(
       'invalid_client',
-      `${what} is not valid: ${error.description.replace(/\.$/, '')}.`,
+      `${what.at} ${url} is not valid: ${error.description.replace(/\.$/, '')}.`,
       { cause: error },
     );
   }
   if (!(error instanceof FetchRefusedError)) return error;
-  return new OAuthError('invalid_client', `${what} could not be used: ${error.message}.`, { cause: error });
+  switch (error.reason) {
+    case 'invalid_json':
+      return new OAuthError('invalid_client', `${what.at} ${url} is not valid: ${error.message}.`, {
+        cause: error,
+      });
+    case 'bad_url':
+      return new OAuthError('invalid_client', `${what.at} ${url} cannot be used: ${error.message}.`, {
+        cause: error,
+      });
+    case 'busy':
+      // Not the client's fault: a client told invalid_client might throw its registration away.
+      return new OAuthError(
+        'temporarily_unavailable',
+        'The server is fetching too many client documents at once; try again in a moment.',
+        { headers: { 'Retry-After': '5' }, cause: error },
+      );
+    default:
+      return new OAuthError('invalid_client', `${what.name} could not be fetched.`, { cause: error });
+  }
 }
 
 function importKeys(body: unknown): ClientKey[] {

@@ -2,11 +2,14 @@
 // client's JWKS) from a URL that an outsider chose. The danger is SSRF, so: https only; the host is resolved
 // here and every address it resolves to must be globally reachable (special-use ones are refused, loopback only
 // when allowed); the connection goes to the address that was checked, through a dispatcher made for that one
-// request (no second lookup, so DNS rebinding cannot swap it); no redirects, no cookies or credentials; a size cap and one deadline for the whole exchange.
+// request (no second lookup, so DNS rebinding cannot swap it); no redirects, no cookies or credentials; a size cap;
+// a bound on fetches at once (fetch-limits.ts); and one deadline for the whole exchange, from the wait for a slot
+// through the lookup, the TCP connection, the TLS handshake, the headers and the body.
 import { lookup as dnsLookup } from 'node:dns/promises';
-import { isIP, type LookupFunction } from 'node:net';
-import { rootCertificates } from 'node:tls';
-import type { Agent } from 'undici';
+import { isIP } from 'node:net';
+import { connect as tlsConnect, rootCertificates, type TLSSocket } from 'node:tls';
+import type { Agent, buildConnector } from 'undici';
+import { createFetchLimiter, DEFAULT_FETCH_LIMITS, type FetchLimits } from './fetch-limits';
 import { specialUseOf } from './special-addresses';
 
 // Loaded at the first fetch: a server that never fetches a document does not keep undici's code in its heap.
@@ -25,11 +28,13 @@ export type ResolveHost = (hostname: string) => Promise<ResolvedAddress[]>;
 export interface SafeFetchOptions {
   /** Let loopback addresses through (tests and local development only). */
   allowLoopback: boolean;
-  /** The deadline of the whole exchange: lookup, connection, headers and body. */
+  /** The deadline of the whole exchange: the wait for a slot, lookup, connection, TLS, headers and body. */
   timeoutMs: number;
   /** Extra certificate authorities to trust, besides Node's own (and NODE_EXTRA_CA_CERTS). */
   ca: string[] | undefined;
   resolveHost: ResolveHost;
+  /** How many fetches may run at once (default DEFAULT_FETCH_LIMITS). */
+  limits?: FetchLimits;
 }
 
 /** What a fetch brought back: the parsed JSON and the caching it asked for. */
@@ -38,9 +43,41 @@ export interface FetchedJson {
   cacheControl: string | undefined;
 }
 
-/** A fetch that was refused or failed; the message says why in words a developer understands. */
+/**
+ * Why a fetch failed. Only `bad_url` and `invalid_json` are about what the caller sent or published; every other
+ * reason is about how the network or another host behaved, which a caller is never told (see resolver.ts).
+ */
+export type FetchFailure =
+  /** The URL itself: not https, credentials in it, not a URL. */
+  | 'bad_url'
+  /** The host name has no address, or the lookup failed. */
+  | 'unresolvable'
+  /** The host resolves to an address that is never fetched (special-addresses.ts). */
+  | 'refused_address'
+  /** Too many fetches at once: no slot came free within the deadline. Not the URL's fault; never remembered. */
+  | 'busy'
+  /** The deadline passed (lookup, connection, TLS handshake, headers or body). */
+  | 'timeout'
+  /** The connection failed: refused, reset, a TLS error. */
+  | 'network'
+  /** Another answer than 200, redirects included. */
+  | 'http_status'
+  | 'content_type'
+  | 'too_large'
+  | 'invalid_json';
+
+/**
+ * A fetch that was refused or failed. `reason` is what a caller may learn; the message is the whole story for the
+ * operator (the address a name resolved to, the socket error) and never goes back to the caller.
+ */
 export class FetchRefusedError extends Error {
   override readonly name = 'FetchRefusedError';
+  readonly reason: FetchFailure;
+
+  constructor(reason: FetchFailure, message: string) {
+    super(message);
+    this.reason = reason;
+  }
 }
 
 export interface SafeFetcher {
@@ -48,11 +85,18 @@ export interface SafeFetcher {
   getJson(url: string, limits: { maxBytes: number; contentTypes: readonly string[] }): Promise<FetchedJson>;
 }
 
+/** A fetch's dispatcher; `close` ends it with every socket it opened, and lets it open no more. */
+interface Pinned {
+  agent: Agent;
+  close(): void;
+}
+
 export const systemResolveHost: ResolveHost = (hostname) =>
   dnsLookup(hostname, { all: true, verbatim: true });
 
 export function createSafeFetcher(options: SafeFetchOptions): SafeFetcher {
-  const refuse = (message: string) => new FetchRefusedError(message);
+  const refuse = (reason: FetchFailure, message: string) => new FetchRefusedError(reason, message);
+  const limiter = createFetchLimiter(options.limits ?? DEFAULT_FETCH_LIMITS);
 
   /** The address to connect to: every address of the host is checked, and the first one is used. */
   async function pickAddress(hostname: string): Promise<ResolvedAddress> {
@@ -64,16 +108,22 @@ export function createSafeFetcher(options: SafeFetchOptions): SafeFetcher {
       try {
         addresses = await options.resolveHost(hostname);
       } catch (error) {
-        throw refuse(`the host ${hostname} could not be resolved (${(error as Error).message})`);
+        throw refuse(
+          'unresolvable',
+          `the host ${hostname} could not be resolved (${(error as Error).message})`,
+        );
       }
     }
     if (!Array.isArray(addresses) || addresses.length === 0)
-      throw refuse(`the host ${hostname} has no address`);
+      throw refuse('unresolvable', `the host ${hostname} has no address`);
     // One bad address is enough: a name that answers public then private must not get a second chance.
     for (const { address } of addresses) {
       const use = specialUseOf(String(address));
       if (use && !(use === 'loopback' && options.allowLoopback)) {
-        throw refuse(`the host ${hostname} resolves to ${address}, a ${use} address, which is never fetched`);
+        throw refuse(
+          'refused_address',
+          `the host ${hostname} resolves to ${address}, a ${use} address, which is never fetched`,
+        );
       }
     }
     const chosen = addresses[0]!;
@@ -82,86 +132,153 @@ export function createSafeFetcher(options: SafeFetchOptions): SafeFetcher {
 
   const ca = options.ca ? [...rootCertificates, ...options.ca] : undefined;
 
-  /** A dispatcher whose only way to resolve a name is the address already checked: the socket goes there. */
-  function pinnedAgent(address: ResolvedAddress): Agent {
+  /**
+   * A dispatcher for one fetch whose only socket goes to the address already checked (no lookup of its own), and the
+   * sockets it opened. undici neither closes a socket still in its TLS handshake when the request is aborted or its
+   * dispatcher destroyed, nor ends it at its own connect timeout once the dispatcher is gone (a silent server kept
+   * one open until it hung up): so the sockets are opened here, kept, and destroyed when the fetch ends.
+   */
+  function pinnedAgent(address: ResolvedAddress, servername: string | undefined, timeoutMs: number): Pinned {
     const { Agent } = loadUndici();
-    const lookup: LookupFunction = (_hostname, lookupOptions, callback) => {
-      if ((lookupOptions as { all?: boolean }).all) {
-        return (callback as unknown as (e: null, all: ResolvedAddress[]) => void)(null, [address]);
-      }
-      callback(null, address.address, address.family);
+    const sockets = new Set<TLSSocket>();
+    let closed = false;
+    const connect: buildConnector.connector = ({ port }, callback) => {
+      // undici may get to connecting after the fetch has ended (its deadline passed meanwhile): nothing is opened then.
+      if (closed) return callback(new Error('the fetch is over'), null);
+      // The certificate is checked against the URL's host name (SNI and identity), never the address.
+      const socket = tlsConnect({
+        host: address.address,
+        port: Number(port) || 443,
+        servername,
+        ALPNProtocols: ['http/1.1'],
+        ...(ca ? { ca } : {}),
+      });
+      sockets.add(socket);
+      socket.once('secureConnect', () => callback(null, socket));
+      socket.once('error', (error) => callback(error, null));
     };
-    return new Agent({ connect: { lookup, ...(ca ? { ca } : {}) }, pipelining: 0 });
+    // The deadline already ends the exchange; undici's own timeouts are cut to what is left of it as well.
+    const agent = new Agent({ connect, headersTimeout: timeoutMs, bodyTimeout: timeoutMs, pipelining: 0 });
+    return {
+      agent,
+      close() {
+        closed = true;
+        void agent.destroy().catch(() => undefined);
+        for (const socket of sockets) socket.destroy();
+      },
+    };
+  }
+
+  /** The exchange itself, from the lookup to the parsed body; `deadline` is when the whole fetch must be over. */
+  async function exchange(
+    target: URL,
+    { maxBytes, contentTypes }: { maxBytes: number; contentTypes: readonly string[] },
+    signal: AbortSignal,
+    deadline: number,
+    keep: (pinned: Pinned) => void,
+  ): Promise<FetchedJson> {
+    const address = await pickAddress(target.hostname);
+    // Past the deadline the caller has given up already: open nothing more.
+    signal.throwIfAborted();
+    const literal = target.hostname.replace(/^\[|\]$/g, '');
+    const pinned = pinnedAgent(
+      address,
+      isIP(literal) ? undefined : literal,
+      Math.max(1, deadline - Date.now()),
+    );
+    keep(pinned);
+    const agent = pinned.agent;
+    const response = await loadUndici().request(target, {
+      method: 'GET',
+      dispatcher: agent,
+      signal,
+      headers: { accept: contentTypes.join(', '), 'user-agent': 'express-mcp-oauth' },
+    });
+    const { statusCode, headers, body } = response;
+    // Destroying the body aborts the exchange; that abort is expected, not an error to report.
+    body.on('error', () => undefined);
+    const header = (name: string) => {
+      const value = headers[name];
+      return Array.isArray(value) ? value.join(', ') : value;
+    };
+    if (statusCode !== 200) {
+      body.destroy();
+      if (statusCode >= 300 && statusCode < 400)
+        throw refuse('http_status', `it answered ${statusCode}, a redirect, and redirects are not followed`);
+      throw refuse('http_status', `it answered HTTP ${statusCode} instead of 200`);
+    }
+    const type = (header('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
+    if (!contentTypes.includes(type)) {
+      body.destroy();
+      throw refuse(
+        'content_type',
+        `its content type is "${type || 'missing'}" instead of ${contentTypes.join(' or ')}`,
+      );
+    }
+    const declared = Number(header('content-length'));
+    if (declared > maxBytes) {
+      body.destroy();
+      throw refuse('too_large', `it is ${declared} bytes, more than the ${maxBytes} allowed`);
+    }
+    const chunks: Buffer[] = [];
+    let size = 0;
+    for await (const chunk of body) {
+      size += (chunk as Buffer).length;
+      if (size > maxBytes) {
+        body.destroy();
+        throw refuse('too_large', `it is more than the ${maxBytes} bytes allowed`);
+      }
+      chunks.push(chunk as Buffer);
+    }
+    try {
+      return {
+        body: JSON.parse(Buffer.concat(chunks).toString('utf8')),
+        cacheControl: header('cache-control'),
+      };
+    } catch {
+      throw refuse('invalid_json', 'it is not valid JSON');
+    }
   }
 
   return {
-    async getJson(url, { maxBytes, contentTypes }) {
+    async getJson(url, limits) {
       let target: URL;
       try {
         target = new URL(url);
       } catch {
-        throw refuse(`"${url.slice(0, 200)}" is not a URL`);
+        throw refuse('bad_url', `"${url.slice(0, 200)}" is not a URL`);
       }
-      if (target.protocol !== 'https:') throw refuse('only https URLs are fetched');
-      if (target.username || target.password) throw refuse('the URL must not carry credentials');
+      if (target.protocol !== 'https:') throw refuse('bad_url', 'only https URLs are fetched');
+      if (target.username || target.password) throw refuse('bad_url', 'the URL must not carry credentials');
+      // One deadline for everything from here on. undici's signal alone does not end a connection attempt (a
+      // server that accepts and never answers the TLS ClientHello held a fetch for its 10 s connect timeout), so
+      // the exchange is raced against the deadline and its dispatcher destroyed, sockets and all, when it passes.
+      // undici is loaded (once, synchronously) before the clock starts: its loading is no fault of the host.
+      loadUndici();
+      const deadline = Date.now() + options.timeoutMs;
       const signal = AbortSignal.timeout(options.timeoutMs);
-      let agent: Agent | undefined;
+      const release = await limiter.acquire(target.hostname, signal);
+      if (!release) {
+        throw refuse(
+          'busy',
+          signal.aborted
+            ? `no fetch slot for ${target.hostname} came free within ${options.timeoutMs} ms`
+            : 'too many fetches are waiting already',
+        );
+      }
+      let pinned: Pinned | undefined;
       try {
-        const address = await raceAbort(pickAddress(target.hostname), signal);
-        agent = pinnedAgent(address);
-        const response = await loadUndici().request(target, {
-          method: 'GET',
-          dispatcher: agent,
+        return await raceAbort(
+          exchange(target, limits, signal, deadline, (made) => (pinned = made)),
           signal,
-          headers: { accept: contentTypes.join(', '), 'user-agent': 'express-mcp-oauth' },
-        });
-        const { statusCode, headers, body } = response;
-        // Destroying the body aborts the exchange; that abort is expected, not an error to report.
-        body.on('error', () => undefined);
-        const header = (name: string) => {
-          const value = headers[name];
-          return Array.isArray(value) ? value.join(', ') : value;
-        };
-        if (statusCode !== 200) {
-          body.destroy();
-          if (statusCode >= 300 && statusCode < 400)
-            throw refuse(`it answered ${statusCode}, a redirect, and redirects are not followed`);
-          throw refuse(`it answered HTTP ${statusCode} instead of 200`);
-        }
-        const type = (header('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
-        if (!contentTypes.includes(type)) {
-          body.destroy();
-          throw refuse(`its content type is "${type || 'missing'}" instead of ${contentTypes.join(' or ')}`);
-        }
-        const declared = Number(header('content-length'));
-        if (declared > maxBytes) {
-          body.destroy();
-          throw refuse(`it is ${declared} bytes, more than the ${maxBytes} allowed`);
-        }
-        const chunks: Buffer[] = [];
-        let size = 0;
-        for await (const chunk of body) {
-          size += (chunk as Buffer).length;
-          if (size > maxBytes) {
-            body.destroy();
-            throw refuse(`it is more than the ${maxBytes} bytes allowed`);
-          }
-          chunks.push(chunk as Buffer);
-        }
-        try {
-          return {
-            body: JSON.parse(Buffer.concat(chunks).toString('utf8')),
-            cacheControl: header('cache-control'),
-          };
-        } catch {
-          throw refuse('it is not valid JSON');
-        }
+        );
       } catch (error) {
         if (error instanceof FetchRefusedError) throw error;
-        if (signal.aborted) throw refuse(`it did not answer within ${options.timeoutMs} ms`);
-        throw refuse(`it could not be fetched (${describeNetworkError(error)})`);
+        if (signal.aborted) throw refuse('timeout', `it did not answer within ${options.timeoutMs} ms`);
+        throw refuse('network', `it could not be fetched (${describeNetworkError(error)})`);
       } finally {
-        void agent?.destroy().catch(() => undefined);
+        release();
+        pinned?.close();
       }
     },
   };
@@ -169,6 +286,10 @@ export function createSafeFetcher(options: SafeFetchOptions): SafeFetcher {
 
 function raceAbort<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
   return new Promise<T>((resolve, reject) => {
+    if (signal.aborted) {
+      work.catch(() => undefined);
+      return reject(signal.reason);
+    }
     const onAbort = () => reject(signal.reason);
     signal.addEventListener('abort', onAbort, { once: true });
     work.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));

@@ -13,6 +13,8 @@ export interface Route {
   body?: unknown;
   /** Wait this long before answering. */
   delayMs?: number;
+  /** Send the headers and the first bytes of the body, then nothing more (the connection stays open). */
+  hangAfterHeaders?: boolean;
 }
 
 export interface DocumentServer {
@@ -46,7 +48,8 @@ export async function startDocumentServer(): Promise<DocumentServer> {
     const send = () => {
       const body = typeof route.body === 'string' ? route.body : JSON.stringify(route.body ?? {});
       res.writeHead(route.status ?? 200, { 'content-type': 'application/json', ...route.headers });
-      res.end(body);
+      if (route.hangAfterHeaders) res.write(body.slice(0, 1));
+      else res.end(body);
     };
     if (route.delayMs) setTimeout(send, route.delayMs).unref();
     else send();

@@ -5,6 +5,7 @@ import net from 'node:net';
 import tls from 'node:tls';
 import { createSafeFetcher, type ResolveHost, type SafeFetchOptions } from '../../../lib/cimd/safe-fetch';
 import { resolveToLoopback, startDocumentServer, type DocumentServer } from '../../helpers/document-server';
+import { startSilentServer, type SilentServer } from '../../helpers/silent-server';
 import { testCa } from '../../helpers/test-ca';
 
 const JSON_ONLY = { maxBytes: 5120, contentTypes: ['application/json'] };
@@ -79,7 +80,10 @@ describe('safe fetch', () => {
     ['IPv6 link-local', 'fe80::1'],
     ['IPv4-mapped private', '::ffff:10.0.0.1'],
     ['IPv4-mapped metadata', '::ffff:169.254.169.254'],
+    ['SIIT (IPv4-translated) metadata', '::ffff:0:a9fe:a9fe'],
     ['NAT64 private', '64:ff9b::c0a8:1'],
+    ['IPv6 outside global unicast (1::1)', '1::1'],
+    ['IPv6 outside global unicast (4000::1)', '4000::1'],
   ])('a name resolving to a %s address is refused before any connection', async (_name, address) => {
     const spies = spyOnConnections();
     const resolveHost = jest.fn<ReturnType<ResolveHost>, [string]>(async () => [
@@ -87,7 +91,7 @@ describe('safe fetch', () => {
     ]);
     await expect(
       fetcher({ allowLoopback: false, resolveHost }).getJson('https://client.example/doc.json', JSON_ONLY),
-    ).rejects.toThrow(/which is never fetched/);
+    ).rejects.toMatchObject({ reason: 'refused_address', message: expect.stringMatching(/never fetched/) });
     expect(resolveHost).toHaveBeenCalledWith('client.example');
     for (const spy of spies) expect(spy).not.toHaveBeenCalled();
   });
@@ -155,13 +159,112 @@ describe('safe fetch', () => {
     await expect(fetcher().getJson(server.url('/bad.json'), JSON_ONLY)).rejects.toThrow(message);
   });
 
-  test('a slow server meets the deadline', async () => {
-    server.serve('/slow.json', { delayMs: 1500, body: { late: true } });
-    const started = Date.now();
-    await expect(fetcher({ timeoutMs: 300 }).getJson(server.url('/slow.json'), JSON_ONLY)).rejects.toThrow(
-      /did not answer within 300 ms/,
-    );
-    expect(Date.now() - started).toBeLessThan(1200);
+  describe('one deadline for the whole exchange', () => {
+    let silent: SilentServer;
+    beforeEach(async () => {
+      silent = await startSilentServer();
+    });
+    afterEach(() => silent.stop());
+
+    // Each phase that a stranger's host can stall, with a 300 ms deadline: the fetch fails at it, far from undici's
+    // own 10 s connect timeout (which a stalled TLS handshake used to wait for) and body timeouts.
+    test.each([
+      [
+        'the lookup (a resolver that never answers)',
+        () => ({
+          url: 'https://no-answer.test/doc.json',
+          options: { resolveHost: () => new Promise<never>(() => undefined) },
+        }),
+      ],
+      [
+        'the TLS handshake (a server that accepts and never answers the ClientHello)',
+        () => ({ url: `https://stalled.test:${silent.port}/doc.json`, options: {} }),
+      ],
+      [
+        'the headers (a server that answers late)',
+        () => {
+          server.serve('/slow.json', { delayMs: 1500, body: { late: true } });
+          return { url: server.url('/slow.json'), options: {} };
+        },
+      ],
+      [
+        'the body (a server that stops after its headers)',
+        () => {
+          server.serve('/hang.json', { hangAfterHeaders: true, body: { late: true } });
+          return { url: server.url('/hang.json'), options: {} };
+        },
+      ],
+    ])('a stall in %s fails at the deadline', async (_phase, setUp) => {
+      const { url, options } = setUp();
+      const started = Date.now();
+      await expect(fetcher({ timeoutMs: 300, ...options }).getJson(url, JSON_ONLY)).rejects.toMatchObject({
+        reason: 'timeout',
+        message: 'it did not answer within 300 ms',
+      });
+      expect(Date.now() - started).toBeLessThan(3000);
+    });
+
+    test('a stalled TLS handshake has its socket closed at the deadline, not left to undici', async () => {
+      const fetching = fetcher({ timeoutMs: 300 }).getJson(
+        `https://stalled.test:${silent.port}/x`,
+        JSON_ONLY,
+      );
+      await expect(fetching).rejects.toMatchObject({ reason: 'timeout' });
+      // Closed from the fetcher's side: without it the socket would stay until undici's 10 s connect timeout, past
+      // this test's own 5 s.
+      await silent.closed(0);
+    });
+  });
+
+  describe('fetches at once', () => {
+    let servers: SilentServer[];
+    beforeEach(async () => {
+      servers = await Promise.all([startSilentServer(), startSilentServer(), startSilentServer()]);
+    });
+    afterEach(() => Promise.all(servers.map((silent) => silent.stop())));
+    const fail = (promise: Promise<unknown>) =>
+      promise.then(
+        () => undefined,
+        (error: { reason?: string }) => error.reason,
+      );
+
+    test('at most 4 run to one host: a fifth connects only when one of them ends, another host goes ahead', async () => {
+      const [stalled, other] = servers as [SilentServer, SilentServer];
+      const fetch = fetcher({ timeoutMs: 5000 });
+      const five = Array.from({ length: 5 }, () =>
+        fail(fetch.getJson(`https://stalled.test:${stalled.port}/doc.json`, JSON_ONLY)),
+      );
+      await stalled.connections(4);
+      const elsewhere = fail(fetch.getJson(`https://other.test:${other.port}/doc.json`, JSON_ONLY));
+      await other.connections(1);
+      expect(stalled.sockets).toHaveLength(4);
+      stalled.sockets[0]!.destroy();
+      await stalled.connections(5);
+      expect(stalled.maxOpen).toBe(4);
+      for (const socket of [...stalled.sockets, ...other.sockets]) socket.destroy();
+      expect(await Promise.all([...five, elsewhere])).toEqual(Array(6).fill('network'));
+    });
+
+    test('the limit in all holds whatever the host; past the waiting line a fetch is refused at once', async () => {
+      const [first, second, witness] = servers as [SilentServer, SilentServer, SilentServer];
+      const fetch = fetcher({ timeoutMs: 5000, limits: { perHost: 4, total: 2, maxWaiting: 1 } });
+      const running = ['a.test', 'b.test'].map((host) =>
+        fail(fetch.getJson(`https://${host}:${first.port}/doc.json`, JSON_ONLY)),
+      );
+      await first.connections(2);
+      const waiting = fail(fetch.getJson(`https://c.test:${second.port}/doc.json`, JSON_ONLY));
+      expect(await fail(fetch.getJson(`https://d.test:${second.port}/doc.json`, JSON_ONLY))).toBe('busy');
+      // A fetcher of its own connects meanwhile: the waiting fetch had every chance to connect, and did not.
+      const unrelated = fail(
+        fetcher({ timeoutMs: 5000 }).getJson(`https://w.test:${witness.port}/`, JSON_ONLY),
+      );
+      await witness.connections(1);
+      expect(second.sockets).toHaveLength(0);
+      first.sockets[1]!.destroy();
+      await second.connections(1);
+      for (const socket of [...first.sockets, ...second.sockets, ...witness.sockets]) socket.destroy();
+      expect(await Promise.all([...running, waiting, unrelated])).toEqual(Array(4).fill('network'));
+    });
   });
 
   test('a certificate from an authority nobody trusts is refused', async () => {
