@@ -84,13 +84,10 @@ export function createOAuthRouter(
     throw new TypeError(
       'createOAuthRouter: the first argument must be a store (e.g. createSqliteStore(path)).',
     );
-  for (const method of ['saveClientDocument', 'useAssertionId'] as const) {
-    if (typeof store[method] !== 'function')
-      throw new TypeError(
-        `createOAuthRouter: the store has no ${method}(); client metadata documents and private_key_jwt need it ` +
-          '(see OAuthStore in the README).',
-      );
-  }
+  if (typeof store.useAssertionId !== 'function')
+    throw new TypeError(
+      'createOAuthRouter: the store has no useAssertionId(); private_key_jwt needs it (see OAuthStore in the README).',
+    );
   if (!signer || typeof signer.signAccessToken !== 'function')
     throw new TypeError('createOAuthRouter: the second argument must be a signer (createJwtSigner()).');
   const config = parseOptions(options);
@@ -114,7 +111,6 @@ export function createOAuthRouter(
   const resolver = createClientDocumentResolver({
     settings: fetchSettings,
     fetcher,
-    store,
     scopeCatalogue: config.scopeNames,
     now: config.now,
     onFetched: (clientId, req) => emit(req, 'client.document_fetched', { clientId }),

@@ -1,6 +1,6 @@
 // The authorization endpoint (RFC 6749 §4.1): the sign-in page, the consent page, and the two forms behind them.
 import type { Request, RequestHandler, Response } from 'express';
-import { describeClient } from '../cimd/client-document';
+import { describeClient, isClientIdUrl } from '../cimd/client-document';
 import { handle, type OAuthContext } from '../context';
 import { timeOrderedId } from '../crypto/time-ordered-id';
 import { hashSecret, randomSecret } from '../crypto/secrets';
@@ -155,17 +155,23 @@ export function decisionHandler(ctx: OAuthContext): RequestHandler {
     const { store, config } = ctx;
     const now = config.now();
     const grantId = timeOrderedId(now);
-    await store.createGrant({
-      grantId,
-      clientId: request.client.clientId,
-      userId: user.id,
-      scopes,
-      resource: request.resource,
-      createdAt: now,
-      expiresAt: now + config.lifetimes.refreshToken * 1000,
-      lastUsedAt: null,
-      revokedAt: null,
-    });
+    // A document client is stored now that a user has consented to it, with the copy the user saw: never at
+    // fetch time, or every stranger's URL would leave a row behind.
+    const clientDocument = isClientIdUrl(clientId) ? request.client : undefined;
+    await store.createGrant(
+      {
+        grantId,
+        clientId,
+        userId: user.id,
+        scopes,
+        resource: request.resource,
+        createdAt: now,
+        expiresAt: now + config.lifetimes.refreshToken * 1000,
+        lastUsedAt: null,
+        revokedAt: null,
+      },
+      clientDocument,
+    );
     const code = randomSecret();
     await store.saveAuthorizationCode({
       codeHash: hashSecret(code),

@@ -1,11 +1,12 @@
-// Clients identified by a metadata document URL: fetched through the SSRF-safe fetcher, validated, remembered
-// within Cache-Control bounds, and saved to the store (so that grants name them). Also the JWKS of every client
-// that authenticates with private_key_jwt, whether it came by document or by registration.
+// Clients identified by a metadata document URL: fetched through the SSRF-safe fetcher, validated and remembered
+// within Cache-Control bounds, in memory only (the store keeps a copy from the first grant on; see
+// OAuthStore.createGrant). Also the JWKS of every client that authenticates with private_key_jwt, whether it came
+// by document or by registration.
 import type { ClientKey } from '../crypto/client-assertion';
 import { createPublicKey } from 'node:crypto';
 import type { Request } from 'express';
 import { OAuthError, isOAuthError } from '../errors';
-import type { ClientRecord, OAuthStore } from '../store/types';
+import type { ClientRecord } from '../store/types';
 import { validateJwks } from '../util/client-metadata';
 import { clientIdUrlProblem, validateClientDocument } from './client-document';
 import { createFetchCache } from './fetch-cache';
@@ -31,7 +32,6 @@ export interface FetchFailureReport {
 export interface ClientDocumentResolverOptions {
   settings: ClientDocumentSettings;
   fetcher: SafeFetcher;
-  store: OAuthStore;
   scopeCatalogue: ReadonlySet<string>;
   now: () => number;
   /** Told once per fetched copy of a document, with the request that caused the fetch. */
@@ -66,7 +66,6 @@ const rememberFailure = (error: unknown) => !(error instanceof FetchRefusedError
 export function createClientDocumentResolver({
   settings,
   fetcher,
-  store,
   scopeCatalogue,
   now,
   onFetched = () => undefined,
@@ -81,6 +80,8 @@ export function createClientDocumentResolver({
     remember: rememberFailure,
   };
 
+  // Nothing is written to the store here: a document is fetched for whoever sends its URL, before anyone consents,
+  // and strangers must not be able to add rows at will.
   const documents = createFetchCache<ClientRecord>({
     ...bounds,
     async load(url) {
@@ -88,9 +89,7 @@ export function createClientDocumentResolver({
         maxBytes: settings.maxBytes,
         contentTypes: ['application/json'],
       });
-      const client = validateClientDocument(url, body, scopeCatalogue, now());
-      await store.saveClientDocument(client);
-      return { value: client, cacheControl };
+      return { value: validateClientDocument(url, body, scopeCatalogue, now()), cacheControl };
     },
   });
 

@@ -3,7 +3,13 @@
 import type { Pool, PoolClient, PoolConfig, QueryResultRow } from 'pg';
 import { migratePostgres } from './postgres-schema';
 import { mapRow, toClient, toCode, toGrant, toRefreshLookup, toSigningKey, type Row } from './rows';
-import type { ClientRecord, GrantWithClient, OAuthStore, SigningKeyStore } from './types';
+import type { ClientRecord, GrantRecord, GrantWithClient, OAuthStore, SigningKeyStore } from './types';
+
+/** Saves a document's copy over the one stored before (documents change; the copy is the one last consented to). */
+const UPSERT_DOCUMENT = `ON CONFLICT (client_id) DO UPDATE SET client_secret_hash = excluded.client_secret_hash,
+  client_name = excluded.client_name, redirect_uris = excluded.redirect_uris, grant_types = excluded.grant_types,
+  response_types = excluded.response_types, token_endpoint_auth_method = excluded.token_endpoint_auth_method,
+  scope = excluded.scope, metadata = excluded.metadata, issued_at = excluded.issued_at`;
 
 /** Options of createPostgresStore. */
 export interface PostgresStoreOptions {
@@ -121,7 +127,7 @@ export function createPostgresStore(
   const revokeGrantSql = `WITH g AS (UPDATE ${t('oauth_grants')} SET revoked_at = $2 WHERE grant_id = $1 AND revoked_at IS NULL RETURNING grant_id)
     SELECT count(*)::int AS revoked FROM g`;
 
-  const saveClient = async (c: ClientRecord, onConflict: string) => {
+  const saveClient = async (c: ClientRecord, onConflict: string, on: Pool | PoolClient = pool) => {
     await query(
       `INSERT INTO ${t('oauth_clients')} (client_id, client_secret_hash, client_name, redirect_uris, grant_types, response_types,
          token_endpoint_auth_method, scope, metadata, issued_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ${onConflict}`,
@@ -137,8 +143,31 @@ export function createPostgresStore(
         JSON.stringify(c.metadata ?? {}),
         c.issuedAt,
       ],
+      on,
     );
   };
+
+  const insertGrant = async (g: GrantRecord, on: Pool | PoolClient = pool) => {
+    await query(
+      `INSERT INTO ${t('oauth_grants')} (grant_id, client_id, user_id, scope, resource, created_at, expires_at, last_used_at, revoked_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+      [
+        g.grantId,
+        g.clientId,
+        g.userId,
+        g.scopes.join(' '),
+        g.resource,
+        g.createdAt,
+        g.expiresAt,
+        g.lastUsedAt,
+        g.revokedAt,
+      ],
+      on,
+    );
+  };
+
+  /** The advisory lock that orders consents (shared) and the purge of document copies (exclusive). */
+  const documentCopiesLock = `express-mcp-oauth:document-copies:${schema}`;
 
   return {
     pool,
@@ -151,14 +180,6 @@ export function createPostgresStore(
     registerClient: (client) => saveClient(client, ''),
     findClient: async (clientId) =>
       mapRow(await one(`SELECT * FROM ${t('oauth_clients')} WHERE client_id = $1`, [clientId]), toClient),
-    saveClientDocument: (client) =>
-      saveClient(
-        client,
-        `ON CONFLICT (client_id) DO UPDATE SET client_secret_hash = excluded.client_secret_hash,
-         client_name = excluded.client_name, redirect_uris = excluded.redirect_uris, grant_types = excluded.grant_types,
-         response_types = excluded.response_types, token_endpoint_auth_method = excluded.token_endpoint_auth_method,
-         scope = excluded.scope, metadata = excluded.metadata, issued_at = excluded.issued_at`,
-      ),
     // One statement: the primary key decides between concurrent callers on every instance. An expired entry may be
     // taken over, as its assertion can no longer be accepted anyway.
     useAssertionId: async (clientId, jti, expiresAt) =>
@@ -169,22 +190,17 @@ export function createPostgresStore(
         [clientId, jti, expiresAt, now()],
       )) !== undefined,
 
-    async createGrant(g) {
-      await query(
-        `INSERT INTO ${t('oauth_grants')} (grant_id, client_id, user_id, scope, resource, created_at, expires_at, last_used_at, revoked_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-        [
-          g.grantId,
-          g.clientId,
-          g.userId,
-          g.scopes.join(' '),
-          g.resource,
-          g.createdAt,
-          g.expiresAt,
-          g.lastUsedAt,
-          g.revokedAt,
-        ],
-      );
+    async createGrant(g, clientDocument) {
+      if (!clientDocument) return insertGrant(g);
+      if (clientDocument.clientId !== g.clientId)
+        throw new TypeError("createGrant: the client document is not the grant's client.");
+      // Shared with every other consent, exclusive with the purge of copies: a purge on any instance either ran
+      // before (the copy is saved anew here) or waits until this grant names the copy.
+      await transaction(async (client) => {
+        await client.query('SELECT pg_advisory_xact_lock_shared(hashtext($1))', [documentCopiesLock]);
+        await saveClient(clientDocument, UPSERT_DOCUMENT, client);
+        await insertGrant(g, client);
+      });
     },
     findGrant: async (grantId) =>
       mapRow(
@@ -365,6 +381,20 @@ export function createPostgresStore(
         );
         removed += result.rowCount ?? 0;
       }
+      // The copies no grant names. Under the exclusive lock, the DELETE's snapshot (taken after the lock, READ
+      // COMMITTED) sees every grant a consent has committed, and no consent is half done: a grant and its copy are
+      // written under the shared lock. Without it, a copy re-saved by a consent meanwhile could be deleted, and its
+      // new grant with it (ON DELETE CASCADE).
+      removed += await transaction(async (client) => {
+        await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [documentCopiesLock]);
+        const result = await client.query(
+          `DELETE FROM ${t('oauth_clients')} WHERE client_id IN (SELECT c.client_id FROM ${t('oauth_clients')} c
+            WHERE lower(left(c.client_id, 8)) = 'https://'
+              AND NOT EXISTS (SELECT 1 FROM ${t('oauth_grants')} g WHERE g.client_id = c.client_id) LIMIT $1)`,
+          [batchSize],
+        );
+        return result.rowCount ?? 0;
+      });
       return removed;
     },
   };

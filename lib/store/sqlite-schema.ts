@@ -2,7 +2,9 @@
 //
 // Tables (all times are integer milliseconds since the Unix epoch):
 //
-// oauth_clients: one row per registered client (RFC 7591).
+// oauth_clients: one row per registered client (RFC 7591), and one per Client ID Metadata Document client that a
+//   user consented to (client_id = the document's https URL: the copy last consented to, saved with its grant and
+//   purged once no grant names it).
 //   client_id TEXT PK; client_secret_hash TEXT (SHA-256 of the secret, base64url; NULL for public clients,
 //   so a stolen database file does not hand out client credentials); client_name; redirect_uris,
 //   grant_types, response_types (JSON arrays); token_endpoint_auth_method; scope (space-separated);

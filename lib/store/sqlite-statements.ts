@@ -19,7 +19,7 @@ const SQL = {
   insertClient: `INSERT INTO oauth_clients (client_id, client_secret_hash, client_name, redirect_uris, grant_types,
          response_types, token_endpoint_auth_method, scope, metadata, issued_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   findClient: 'SELECT * FROM oauth_clients WHERE client_id = ?',
-  saveClientDocument: `INSERT INTO oauth_clients (client_id, client_secret_hash, client_name, redirect_uris, grant_types,
+  upsertClientDocument: `INSERT INTO oauth_clients (client_id, client_secret_hash, client_name, redirect_uris, grant_types,
          response_types, token_endpoint_auth_method, scope, metadata, issued_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
          ON CONFLICT (client_id) DO UPDATE SET client_secret_hash = excluded.client_secret_hash,
          client_name = excluded.client_name, redirect_uris = excluded.redirect_uris, grant_types = excluded.grant_types,
@@ -66,6 +66,10 @@ const SQL = {
   deleteUnkeyedGrantTokens:
     "DELETE FROM oauth_refresh_tokens WHERE grant_id = ? AND instr(token_hash, '.') = 0",
   deleteGrant: 'DELETE FROM oauth_grants WHERE grant_id = ?',
+  // A document client's copy no grant names (client ids of registered clients never hold a colon).
+  purgeDocumentCopies: `DELETE FROM oauth_clients WHERE client_id IN (SELECT c.client_id FROM oauth_clients c
+        WHERE lower(substr(c.client_id, 1, 8)) = 'https://'
+          AND NOT EXISTS (SELECT 1 FROM oauth_grants g WHERE g.client_id = c.client_id) LIMIT ?)`,
   listSigningKeys: 'SELECT * FROM oauth_signing_keys',
   isNextKey: "SELECT 1 FROM oauth_signing_keys WHERE kid = ? AND state = 'next'",
   // The partial unique index lets only one current key in; ON CONFLICT DO NOTHING turns the loser's insert into 0 rows.

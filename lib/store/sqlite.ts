@@ -8,6 +8,7 @@ import { mapRow, toClient, toCode, toGrant, toRefreshLookup, toSigningKey, type 
 import type {
   AdvanceRefreshTokenInput,
   ClientRecord,
+  GrantRecord,
   GrantWithClient,
   OAuthStore,
   SigningKeyStore,
@@ -112,7 +113,8 @@ export function createSqliteStore(
   const atomically: Atomically = grouped ? grouped.run : commitEachAtOnce(db);
 
   // Codes first; then expired grants, each with its refresh tokens (by key range, and the old-format ones by the
-  // partial index) and, by cascade, its codes.
+  // partial index) and, by cascade, its codes; then the document copies no grant names any more. One IMMEDIATE
+  // transaction, as a grant and its copy are written in one: neither can slip between the other's steps.
   const purge = db.transaction((batchSize: number, at: number) => {
     let removed = sql.purgeCodes.run(at, batchSize).changes;
     removed += sql.purgeAssertions.run(at, batchSize).changes;
@@ -122,6 +124,7 @@ export function createSqliteStore(
       sql.deleteUnkeyedGrantTokens.run(grantId);
       removed += sql.deleteGrant.run(grantId).changes;
     }
+    removed += sql.purgeDocumentCopies.run(batchSize).changes;
     return removed;
   });
 
@@ -130,6 +133,26 @@ export function createSqliteStore(
     if (!sql.isNextKey.get(kid)) return false;
     sql.retireCurrentKey.run(at);
     return sql.promoteNextKey.run(kid).changes === 1;
+  });
+
+  const insertGrant = (grant: GrantRecord) => {
+    sql.insertGrant.run(
+      grant.grantId,
+      grant.clientId,
+      grant.userId,
+      grant.scopes.join(' '),
+      grant.resource,
+      grant.createdAt,
+      grant.expiresAt,
+      grant.lastUsedAt,
+      grant.revokedAt,
+    );
+  };
+
+  // A consented document's copy and its grant: both or neither, so the grant always names a stored client.
+  const grantWithDocument = db.transaction((grant: GrantRecord, clientDocument: ClientRecord) => {
+    saveClient(sql.upsertClientDocument, clientDocument);
+    insertGrant(grant);
   });
 
   const saveClient = (statement: (typeof sql)['insertClient'], client: ClientRecord) => {
@@ -156,22 +179,14 @@ export function createSqliteStore(
 
     registerClient: (client) => saveClient(sql.insertClient, client),
     findClient: (clientId) => mapRow(sql.findClient.get(clientId), toClient),
-    saveClientDocument: (client) => saveClient(sql.saveClientDocument, client),
     useAssertionId: (clientId, jti, expiresAt) =>
       sql.useAssertionId.run(clientId, jti, expiresAt, now()).changes === 1,
 
-    createGrant(grant) {
-      sql.insertGrant.run(
-        grant.grantId,
-        grant.clientId,
-        grant.userId,
-        grant.scopes.join(' '),
-        grant.resource,
-        grant.createdAt,
-        grant.expiresAt,
-        grant.lastUsedAt,
-        grant.revokedAt,
-      );
+    createGrant(grant, clientDocument) {
+      if (!clientDocument) return insertGrant(grant);
+      if (clientDocument.clientId !== grant.clientId)
+        throw new TypeError("createGrant: the client document is not the grant's client.");
+      grantWithDocument.immediate(grant, clientDocument);
     },
     findGrant: (grantId) => mapRow(sql.findGrantWithUse.get(grantId, now()), toGrant),
     isGrantActive: (grantId) => sql.grantActive.get(grantId, now()) !== undefined,

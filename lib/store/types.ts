@@ -20,8 +20,10 @@ export type TokenEndpointAuthMethod =
 
 /**
  * A client: registered dynamically (RFC 7591; never expires, never changes), or described by a Client ID Metadata
- * Document (its client_id is the document's https URL; the library fetches the document and saves its latest
- * validated copy with saveClientDocument, so that grants can name the client).
+ * Document (its client_id is the document's https URL). A document is fetched for whoever sends its URL, before
+ * anyone consents, so the library keeps fetched documents in memory only; the store gets a copy when a user grants
+ * the client access (createGrant), so that grants can name it, and drops it once no grant names it (purgeExpired).
+ * A stored copy is never used to authenticate the client: the library fetches the document for that.
  */
 export interface ClientRecord {
   clientId: string;
@@ -148,19 +150,19 @@ export interface OAuthStore {
   /** The client with this id, or undefined. */
   findClient(clientId: string): MaybePromise<ClientRecord | undefined>;
   /**
-   * Saves the validated copy of a Client ID Metadata Document as a client (client_id = the document's URL),
-   * replacing the previous copy: documents change, and the library saves the newest one it fetched.
-   */
-  saveClientDocument(client: ClientRecord): MaybePromise<void>;
-  /**
    * Records the `jti` of a client's JWT assertion (RFC 7523 §3, item 7) until `expiresAt`. Atomic: true for the
    * first call with this (clientId, jti), false for every later one while the first is unexpired, whatever the
    * connection or instance. This is what makes an assertion single-use across instances.
    */
   useAssertionId(clientId: string, jti: string, expiresAt: number): MaybePromise<boolean>;
 
-  /** Saves a new grant. */
-  createGrant(grant: GrantRecord): MaybePromise<void>;
+  /**
+   * Saves a new grant. Given `clientDocument` (a Client ID Metadata Document's validated copy, whose clientId is the
+   * grant's: the document the user just consented to), saves it as the client in the same atomic step, replacing any
+   * copy stored before, so that the grant always names a stored client; the purge must never remove a copy between
+   * the two writes (see purgeExpired).
+   */
+  createGrant(grant: GrantRecord, clientDocument?: ClientRecord): MaybePromise<void>;
   /** The grant with this id, revoked or not, or undefined once it has expired. */
   findGrant(grantId: string): MaybePromise<GrantRecord | undefined>;
   /** Whether the grant exists, is unexpired and is not revoked. The bearer check calls it on every request. */
@@ -203,8 +205,10 @@ export interface OAuthStore {
 
   /**
    * Deletes up to `batchSize` expired codes, expired grants (each grant with its refresh tokens, which expire
-   * with it) and expired assertion ids; returns how many rows it deleted itself (codes removed with their grant are not counted). Call again
-   * until it returns 0.
+   * with it), expired assertion ids, and stored copies of Client ID Metadata Documents (clients whose id starts with
+   * `https://`, in any case) that no grant names any more; returns how many rows it deleted itself (codes removed
+   * with their grant are not counted). Call again until it returns 0. A copy saved by a createGrant running at the
+   * same time, on any instance, is never removed from under its grant.
    */
   purgeExpired(batchSize?: number): MaybePromise<number>;
 }

@@ -13,6 +13,7 @@ import {
   type ContractEnv,
   type ContractTest,
 } from './contract-env';
+import { describeClientDocumentContract } from './contract-client-documents';
 import { describeRefreshTokenContract } from './contract-refresh-tokens';
 import { describeSigningKeyContract } from './contract-signing-keys';
 import { expect } from './expect';
@@ -128,44 +129,7 @@ export function describeStoreContract({
       });
     });
 
-    describe('client metadata documents', () => {
-      const url = 'https://app.example/oauth/client.json';
-
-      test('a document is saved as a client and replaced by its newer copy', async () => {
-        const first = clientRecord({
-          clientId: url,
-          clientSecretHash: null,
-          tokenEndpointAuthMethod: 'none',
-          metadata: { client_uri: 'https://app.example' },
-        });
-        await store.saveClientDocument(first);
-        expect(await store.findClient(url)).toEqual(first);
-        const second = {
-          ...first,
-          clientName: 'Renamed',
-          redirectUris: ['http://127.0.0.1/callback'],
-          tokenEndpointAuthMethod: 'private_key_jwt' as const,
-          metadata: { jwks_uri: 'https://app.example/jwks.json' },
-          issuedAt: 5,
-        };
-        await store.saveClientDocument(second);
-        expect(await store.findClient(url)).toEqual(second);
-      });
-
-      test('a grant of a document client keeps working when the document changes', async () => {
-        const client = clientRecord({
-          clientId: url,
-          clientSecretHash: null,
-          tokenEndpointAuthMethod: 'none',
-        });
-        await store.saveClientDocument(client);
-        const grant = grantRecord(clock.now(), { clientId: url });
-        await store.createGrant(grant);
-        await store.saveClientDocument({ ...client, clientName: 'New name' });
-        expect(await store.isGrantActive(grant.grantId)).toBe(true);
-        expect((await store.listActiveGrants(grant.userId))[0]).toMatchObject({ clientName: 'New name' });
-      });
-    });
+    describeClientDocumentContract(env);
 
     describe('client assertion ids', () => {
       test('a jti is accepted once per client while it lives, then may be taken again', async () => {

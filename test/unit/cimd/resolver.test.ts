@@ -27,7 +27,6 @@ function setUp(answer: (url: string) => Promise<unknown>) {
   const resolver = createClientDocumentResolver({
     settings: { enabled: true, minCacheMs: 300 * SECOND, maxCacheMs: 86_400 * SECOND, maxBytes: 5120 },
     fetcher,
-    store: { saveClientDocument: async () => undefined } as never,
     scopeCatalogue: new Set(['notes:read']),
     now: clock.now,
     onFailed: (failure) => void reports.push(failure),
