@@ -11,12 +11,13 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { createMcpHandler, type McpHandlerOptions } from '../../lib';
 import type { BearerAuth } from '../../lib/middleware/bearer';
 import { createTestServer, ISSUER, obtainTokens, USER, type TestServer } from '../helpers/oauth-app';
+import { stall } from '../helpers/raw-http';
 
 const METADATA = `resource_metadata="${ISSUER}/.well-known/oauth-protected-resource/mcp"`;
 const TOOL_SCOPES = { list_invoices: ['fakture:read'], delete_invoice: ['fakture:write', 'fakture:read'] };
 
-/** A server with three tools; `gate` lets a test hold a tool call open until it says so. */
-function notesServer(stats: { built: number }, gate?: { wait: Promise<void> }) {
+/** A server with three tools; `gate` lets a test hold a tool call open until it says so, and tells when one waits. */
+function notesServer(stats: { built: number }, gate?: { wait: Promise<void>; entered(): void }) {
   return () => {
     stats.built += 1;
     const server = new McpServer({ name: 'notes', version: '1.0.0' });
@@ -24,7 +25,10 @@ function notesServer(stats: { built: number }, gate?: { wait: Promise<void> }) {
       'whoami',
       { description: 'The caller.', inputSchema: { label: z.string() } },
       async ({ label }, extra) => {
-        if (gate) await gate.wait;
+        if (gate) {
+          gate.entered();
+          await gate.wait;
+        }
         const auth = extra.authInfo as BearerAuth;
         return { content: [{ type: 'text', text: `${label}:${auth.userId}:${auth.scopes.join(' ')}` }] };
       },
@@ -149,14 +153,22 @@ test('concurrent requests with the same JSON-RPC id each get their own answer; a
 
 test('a request cut off mid-tool drops its server; the late result reaches nobody and the next request works', async () => {
   let open!: () => void;
-  const gate = { wait: new Promise<void>((resolve) => (open = resolve)) };
+  let entered!: () => void;
+  const started = new Promise<void>((resolve) => (entered = resolve));
+  const gate = { wait: new Promise<void>((resolve) => (open = resolve)), entered };
   stats = { built: 0 };
   const app = express();
   app.use(server.oauth);
+  // Resolves when the server has seen a response cut off before it finished: the event this test waits for.
+  let seen!: () => void;
+  const cutSeen = new Promise<void>((resolve) => (seen = resolve));
   app.post(
     '/mcp',
+    (_req, res, next) => {
+      res.once('close', () => (res.writableFinished ? undefined : seen()));
+      next();
+    },
     server.oauth.requireBearer(),
-    express.json(),
     createMcpHandler({ createServer: notesServer(stats, gate), maxServers: 1 }),
   );
   const listener: HttpServer = await new Promise((resolve) => {
@@ -171,27 +183,27 @@ test('a request cut off mid-tool drops its server; the late result reaches nobod
       'content-type': 'application/json',
       'mcp-protocol-version': '2025-06-18',
     };
-    const abort = new AbortController();
-    const cut = fetch(url, {
-      method: 'POST',
-      headers,
-      body: JSON.stringify(call('whoami', { label: 'cut' })),
-      signal: abort.signal,
-    }).catch((error: Error) => error.name);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    abort.abort();
-    expect(await cut).toBe('AbortError');
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    // The held server was dropped, so with maxServers 1 a new one serves this (the gate is still closed: the
-    // new call waits for it too, and the late answer of the first must not be this one's).
+    // Cut off once the tool runs (not on a timer), by closing the socket itself: a fetch abort may leave it open.
+    const port = (listener.address() as AddressInfo).port;
+    const body = JSON.stringify(call('whoami', { label: 'cut' }));
+    const head = Object.entries({ ...headers, host: '127.0.0.1', 'content-length': String(body.length) })
+      .map(([name, value]) => `${name}: ${value}\r\n`)
+      .join('');
+    const cut = stall(port, `POST /mcp HTTP/1.1\r\n${head}\r\n`, body);
+    await started;
+    cut.socket.destroy();
+    expect((await cut.answer).status).toBe(0);
+    await cutSeen;
+    // The held server was dropped when the server saw the cut, so with maxServers 1 a new one serves this (the gate is still closed: the new call waits for it too, and the late
+    // answer of the first must not be this one's).
     const next = fetch(url, {
       method: 'POST',
       headers,
       body: JSON.stringify(call('whoami', { label: 'next' })),
     });
     open();
-    const body = (await (await next).json()) as { result: { content: Array<{ text: string }> } };
-    expect(body.result.content[0]!.text).toBe(`next:${USER.id}:fakture:read`);
+    const answer = (await (await next).json()) as { result: { content: Array<{ text: string }> } };
+    expect(answer.result.content[0]!.text).toBe(`next:${USER.id}:fakture:read`);
     expect(stats.built).toBe(2);
   } finally {
     listener.close();
