@@ -48,6 +48,7 @@ export function createBearerCache(
 
   return {
     verifiedToken(token, audience) {
+      // Stryker disable next-line ConditionalExpression: equivalent, a shortcut: with maxTokens 0 rememberToken stores nothing, so the lookup finds nothing
       if (maxTokens === 0) return undefined;
       const key = keyOf(token, audience);
       const known = tokens.get(key);
@@ -59,12 +60,14 @@ export function createBearerCache(
     },
     rememberToken(token, audience, claims) {
       const known = { claims, scopes: claims.scope ? claims.scope.split(' ') : [] };
+      // Stryker disable next-line ConditionalExpression,EqualityOperator: equivalent, with maxTokens 0 (never below: options refuse it) verifiedToken never reads
       if (maxTokens > 0) bounded(tokens, maxTokens, keyOf(token, audience), known);
       return known;
     },
     isGrantActive(grantId) {
       const seen = grants.get(grantId);
       if (seen === 0) return false;
+      // Stryker disable next-line ConditionalExpression: equivalent, for an unknown grant now() - undefined is NaN and the comparison false
       if (seen !== undefined && now() - seen < grantStatusMs) return true;
       const epoch = revocations;
       return Promise.resolve(store.isGrantActive(grantId)).then((active) => {
@@ -73,11 +76,13 @@ export function createBearerCache(
         // It answered for a moment before a revocation (maybe of this grant, its mark since pushed out): this
         // request may go on, as it began before, but the answer is not remembered for the next ones.
         if (active && epoch !== revocations) return true;
+        // Stryker disable next-line ConditionalExpression,EqualityOperator: equivalent, an active grant remembered with grantStatusMs 0 is never younger than 0 ms, so the store is asked again
         if (grantStatusMs > 0 || !active) bounded(grants, MAX_GRANTS, grantId, active ? now() : 0);
         return active;
       });
     },
     forgetGrant(grantId) {
+      // Stryker disable next-line AssignmentOperator: equivalent, any change of the counter marks the revocation: it is only compared for inequality
       revocations += 1;
       bounded(grants, MAX_GRANTS, grantId, 0);
     },
