@@ -133,10 +133,10 @@ export function createSafeFetcher(options: SafeFetchOptions): SafeFetcher {
   const ca = options.ca ? [...rootCertificates, ...options.ca] : undefined;
 
   /**
-   * A dispatcher for one fetch whose only socket goes to the address already checked (no lookup of its own), and the
-   * sockets it opened. undici neither closes a socket still in its TLS handshake when the request is aborted or its
-   * dispatcher destroyed, nor ends it at its own connect timeout once the dispatcher is gone (a silent server kept
-   * one open until it hung up): so the sockets are opened here, kept, and destroyed when the fetch ends.
+   * A dispatcher for one fetch whose only socket goes to the address already checked (no lookup of its own). undici
+   * does not close a socket still in its TLS handshake when the request is aborted or its dispatcher destroyed: it
+   * stays open, and the request unsettled, until undici's own 10 s connect timeout. So the sockets are opened here,
+   * kept, and destroyed when the fetch ends.
    */
   function pinnedAgent(address: ResolvedAddress, servername: string | undefined, timeoutMs: number): Pinned {
     const { Agent } = loadUndici();
@@ -154,8 +154,16 @@ export function createSafeFetcher(options: SafeFetchOptions): SafeFetcher {
         ...(ca ? { ca } : {}),
       });
       sockets.add(socket);
-      socket.once('secureConnect', () => callback(null, socket));
-      socket.once('error', (error) => callback(error, null));
+      // Answered once: an error after the handshake is undici's to handle on the socket it was given.
+      let answered = false;
+      socket.once('secureConnect', () => {
+        if (!answered) callback(null, socket);
+        answered = true;
+      });
+      socket.once('error', (error) => {
+        if (!answered) callback(error, null);
+        answered = true;
+      });
     };
     // The deadline already ends the exchange; undici's own timeouts are cut to what is left of it as well.
     const agent = new Agent({ connect, headersTimeout: timeoutMs, bodyTimeout: timeoutMs, pipelining: 0 });

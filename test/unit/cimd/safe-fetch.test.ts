@@ -212,7 +212,7 @@ describe('safe fetch', () => {
       );
       await expect(fetching).rejects.toMatchObject({ reason: 'timeout' });
       // Closed from the fetcher's side at the deadline: left to undici, the socket stayed open until its own 10 s
-      // connect timeout (or for good, once its dispatcher was destroyed), a socket per stalled fetch.
+      // connect timeout, a socket per stalled fetch.
       await silent.closed(0);
       expect(Date.now() - started).toBeLessThan(3000);
     });
