@@ -57,7 +57,7 @@ export async function authenticateClient(
   if (presented.method === 'private_key_jwt') {
     const { config } = ctx;
     await verifyClientAssertion(presented.assertion!, client, {
-      keys: (refetch) => ctx.clientKeys(client, { refetch }),
+      keys: (refetch) => ctx.clientKeys(client, { refetch, req }),
       audiences: assertionAudiences(config.issuer, config.endpoints.token),
       now: config.now,
       useAssertionId: (clientId, jti, expiresAt) => ctx.store.useAssertionId(clientId, jti, expiresAt),

@@ -199,6 +199,8 @@ describe('a client document that cannot be fetched', () => {
         clientId: chatgpt.clientId,
         reason: 'refused_address',
         detail: expect.stringMatching(/keys\.internal\.test resolves to 10\.20\.30\.40/),
+        // The request that caused the fetch, so that the operator can tell who probed.
+        address: expect.any(String),
       }),
     ]);
   });
