@@ -24,6 +24,8 @@ export interface Refused {
 
 /** The SDK's bound on a batch (MAX_BATCH_SIZE): a larger one is refused here as it would be there. */
 const MAX_BATCH = 100;
+/** The `_meta` key that ties a message to a task (MCP 2025-11-25, tasks). */
+const RELATED_TASK = 'io.modelcontextprotocol/related-task';
 
 const invalid = (message: string) => new McpRequestError(400, -32600, `Invalid Request: ${message}.`);
 
@@ -47,11 +49,32 @@ export function createScopeGate(
       if (messages.length > MAX_BATCH) throw invalid(`a batch may hold at most ${MAX_BATCH} messages`);
       const listIds = new Set<unknown>();
       const firstPageIds = new Set<unknown>();
+      const requestIds = new Set<unknown>();
       for (const message of messages) {
         if (!messageSchema.safeParse(message).success) throw invalid('not a JSON-RPC 2.0 message');
         // The schema is strict: a request is { jsonrpc, id, method, params? }, a notification the same without id.
         const { id, method, params } = message as { id?: unknown; method?: unknown; params?: unknown };
-        const fields = (params ?? {}) as { name?: unknown; cursor?: unknown };
+        const fields = (params ?? {}) as {
+          name?: unknown;
+          cursor?: unknown;
+          task?: unknown;
+          _meta?: unknown;
+        };
+        // JSON-RPC 2.0 §4: an id names one request. The SDK keys its answers and its abort controllers by id, so a
+        // second request with a tool call's id (a ping) would answer the HTTP request, end it and give the server
+        // back while the tool still runs, out of reach of close() and of maxServers.
+        if (id !== undefined && method !== undefined) {
+          if (requestIds.has(id)) throw invalid('two requests of a batch share an id');
+          requestIds.add(id);
+        }
+        // MCP tasks outlive the request that made them, and a stateless server has no session to scope them to: any
+        // caller could list or read another user's task results through a pooled server. Not served here.
+        if (
+          (typeof method === 'string' && method.startsWith('tasks/')) ||
+          fields.task !== undefined ||
+          (typeof fields._meta === 'object' && fields._meta !== null && RELATED_TASK in fields._meta)
+        )
+          throw invalid('tasks are not supported by this stateless server');
         if (method === 'tools/list') {
           listIds.add(id);
           if (fields.cursor === undefined) firstPageIds.add(id);

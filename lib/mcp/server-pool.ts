@@ -25,8 +25,16 @@ export interface ServerPool<S> {
   size(): number;
 }
 
-/** A pool of at most `max` servers made by `create`, starting with `first` when given. */
-export function createServerPool<S>(create: () => S, max: number, first?: S): ServerPool<S> {
+/**
+ * A pool of at most `max` servers made by `create`, starting with `first` when given; at most `maxWaiting` requests
+ * (default four per server) wait for one, and any more are refused at once.
+ */
+export function createServerPool<S>(
+  create: () => S,
+  max: number,
+  first?: S,
+  maxWaiting = 4 * max,
+): ServerPool<S> {
   const idle: S[] = first === undefined ? [] : [first];
   interface Waiter {
     resolve(server: S): void;
@@ -56,8 +64,11 @@ export function createServerPool<S>(create: () => S, max: number, first?: S): Se
           return Promise.reject(error);
         }
       }
-      // Every server is busy: wait in line, but not forever (a stuck tool must not freeze every other caller).
+      // Every server is busy: wait in line, but not forever (a stuck tool must not freeze every other caller), and
+      // not in a line without end (each waiter holds its request's body).
       if (signal?.aborted) return Promise.reject(signal.reason);
+      if (waiting.length >= maxWaiting)
+        return Promise.reject(new PoolBusyError(`${maxWaiting} requests already wait for an MCP server.`));
       return new Promise((resolve, reject) => {
         const leave = (error: unknown) => {
           const at = waiting.indexOf(waiter);

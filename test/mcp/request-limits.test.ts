@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import type { Server as HttpServer } from 'node:http';
 import express from 'express';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { InMemoryTaskStore } from '@modelcontextprotocol/sdk/experimental/tasks/stores/in-memory.js';
 import { createMcpHandler, type McpHandlerOptions } from '../../lib';
 import { forgetSession } from '../../lib/mcp/session-state';
 import { createServerPool, PoolBusyError } from '../../lib/mcp/server-pool';
@@ -181,6 +182,98 @@ describe('the framings of the review: the scope gate and the SDK read one messag
   });
 });
 
+describe('what one request could do to the next: ids and tasks', () => {
+  test('a batch whose ping shares the id of a tool call is refused: it would end the request while the tool runs', async () => {
+    const hold = gate();
+    const host = await listen({ maxServers: 1 }, hold);
+    try {
+      const batch = `[${rpc('tools/call', { name: 'get_profile' })},${rpc('ping')}]`;
+      const res = await send(host.port, reader, batch);
+      expect(res.status).toBe(400);
+      expect(JSON.parse(res.body).error).toEqual({
+        code: -32600,
+        message: 'Invalid Request: two requests of a batch share an id.',
+      });
+      hold.open();
+      expect(ran).toEqual([]);
+      // Different ids in one batch are fine.
+      const fine = await send(
+        host.port,
+        reader,
+        `[${rpc('tools/call', { name: 'get_profile' }, 1)},${rpc('ping', undefined, 2)}]`,
+      );
+      expect(fine.status).toBe(200);
+    } finally {
+      host.close();
+    }
+  });
+
+  test.each([
+    ['tasks/list', rpc('tasks/list')],
+    ['tasks/result', rpc('tasks/result', { taskId: 'someone-elses-task' })],
+    ['tasks/get', rpc('tasks/get', { taskId: 'someone-elses-task' })],
+    ['tasks/cancel', rpc('tasks/cancel', { taskId: 'someone-elses-task' })],
+    ['tools/call as a task', rpc('tools/call', { name: 'get_profile', task: { ttl: 60000 } })],
+    [
+      'a message tied to a task',
+      rpc('tools/call', {
+        name: 'get_profile',
+        _meta: { 'io.modelcontextprotocol/related-task': { taskId: 't' } },
+      }),
+    ],
+  ])(
+    "%s is refused: a stateless server has no session to keep one user's tasks from another",
+    async (_name, body) => {
+      const taskStore = new InMemoryTaskStore();
+      const touched: string[] = [];
+      for (const method of [
+        'createTask',
+        'getTask',
+        'getTaskResult',
+        'listTasks',
+        'updateTaskStatus',
+      ] as const) {
+        const original = taskStore[method].bind(taskStore) as (...args: unknown[]) => unknown;
+        (taskStore as unknown as Record<string, unknown>)[method] = (...args: unknown[]) => {
+          touched.push(method);
+          return original(...args);
+        };
+      }
+      const app = express();
+      app.post(
+        '/mcp',
+        oauth.oauth.requireBearer(),
+        createMcpHandler({
+          createServer: () => {
+            const server = new McpServer(
+              { name: 'tasks', version: '1' },
+              {
+                capabilities: { tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } } },
+                taskStore,
+              },
+            );
+            server.registerTool('get_profile', {}, async () => ({ content: [{ type: 'text', text: 'me' }] }));
+            return server;
+          },
+        }),
+      );
+      const listener: HttpServer = await new Promise((resolve) => {
+        const started = app.listen(0, '127.0.0.1', () => resolve(started));
+      });
+      try {
+        const res = await send((listener.address() as AddressInfo).port, reader, body);
+        expect(res.status).toBe(400);
+        expect(JSON.parse(res.body).error.message).toBe(
+          'Invalid Request: tasks are not supported by this stateless server.',
+        );
+        expect(touched).toEqual([]);
+      } finally {
+        listener.close();
+      }
+    },
+  );
+});
+
 describe('bodies that never finish and a full pool', () => {
   test('32 requests whose bodies never finish hold no server: a tool call is answered at once, they get 408', async () => {
     const host = await listen({ maxServers: 2, bodyTimeoutMs: 1500 });
@@ -265,6 +358,15 @@ describe('the pool queue, on a fake clock', () => {
     // The server went back to the idle list, not to the waiter that had left.
     await expect(pool.acquire(100)).resolves.toBe(first);
     expect(made).toBe(1);
+  });
+
+  test('past maxWaiting a request is refused at once, not queued (each waiter holds its body)', async () => {
+    const pool = createServerPool(() => ({}), 1, undefined, 2);
+    await pool.acquire(1000);
+    const waiters = [pool.acquire(1000), pool.acquire(1000)];
+    await expect(pool.acquire(1000)).rejects.toThrow('2 requests already wait for an MCP server.');
+    jest.advanceTimersByTime(1000);
+    for (const waiter of waiters) await expect(waiter).rejects.toBeInstanceOf(PoolBusyError);
   });
 
   test('a waiter whose caller went away leaves the queue at once', async () => {
