@@ -1,8 +1,15 @@
 // How many outbound fetches run at once. Documents and jwks_uri are fetched for whoever sends a client_id, before
 // anyone has authenticated, so strangers choose how many fetches start: without a bound they could pile up sockets,
 // lookups (dns.lookup holds one of libuv's four threads each) and slow hosts, or aim many fetches at one host. At most
-// `perHost` run to one host name and `total` in all; a fetch past a limit waits its turn within its own deadline, and
+// `perHost` run to one host name and `total` in all; a fetch past a limit waits its turn for a bounded time, and
 // is refused at once when `maxWaiting` fetches already wait.
+
+/**
+ * One host however it is spelt: DNS names compare without regard to case (RFC 4343 §3), and "a.example." is the
+ * same host as "a.example", written as an absolute name (RFC 1034 §3.1). Counted apart, each spelling got a set of
+ * slots of its own, and the per-host bound multiplied.
+ */
+const hostKey = (host: string) => host.toLowerCase().replace(/\.$/, '');
 
 export interface FetchLimits {
   perHost: number;
@@ -62,7 +69,8 @@ export function createFetchLimiter(limits: FetchLimits = DEFAULT_FETCH_LIMITS): 
   }
 
   return {
-    acquire(host, signal) {
+    acquire(hostname, signal) {
+      const host = hostKey(hostname);
       if (signal.aborted) return Promise.resolve(undefined);
       if (fits(host)) return Promise.resolve(take(host));
       if (waiting.length >= limits.maxWaiting) return Promise.resolve(undefined);

@@ -49,6 +49,30 @@ describe('fetch limits', () => {
     expect(last.release).toBeDefined();
   });
 
+  // Counted apart, each spelling of a host got slots of its own: 4 per spelling instead of 4 per host.
+  test.each([
+    ['with a trailing dot (an absolute name)', 'victim.test.'],
+    ['in capitals', 'VICTIM.TEST'],
+    ['in capitals with a trailing dot', 'Victim.Test.'],
+  ])('a host spelt %s shares the slots of its plain spelling', async (_name, spelling) => {
+    const limiter = createFetchLimiter({ perHost: 1, total: 32, maxWaiting: 64 });
+    const holder = track(limiter.acquire('victim.test', never()));
+    const respelt = track(limiter.acquire(spelling, never()));
+    await settle();
+    expect(holder.release).toBeDefined();
+    expect(respelt.done).toBe(false);
+    holder.release!();
+    await settle();
+    expect(respelt.release).toBeDefined();
+    // And the other way round: the respelt holder's release frees the plain spelling's slot.
+    const plain = track(limiter.acquire('victim.test', never()));
+    await settle();
+    expect(plain.done).toBe(false);
+    respelt.release!();
+    await settle();
+    expect(plain.release).toBeDefined();
+  });
+
   test('a waiter whose deadline passes leaves the line with no slot, and the slot goes to the next one', async () => {
     const limiter = createFetchLimiter({ perHost: 1, total: 32, maxWaiting: 64 });
     const holder = track(limiter.acquire('a.example', never()));
