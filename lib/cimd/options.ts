@@ -13,7 +13,10 @@ export interface ClientMetadataDocumentOptions {
   /** The floor and ceiling of how long a fetched document is kept, whatever its Cache-Control says. Default 300 and 86,400. */
   minCacheSeconds?: number;
   maxCacheSeconds?: number;
-  /** The deadline of one fetch, everything included. Default 5000 ms. */
+  /**
+   * The deadline of one fetch from the moment it has a slot (lookup, connection, TLS, headers, body); the wait for a
+   * slot is bounded by as long again. Default 5000 ms.
+   */
   timeoutMs?: number;
   /** The largest metadata document accepted. Default 5120 bytes. */
   maxBytes?: number;

@@ -3,8 +3,8 @@
 // here and every address it resolves to must be globally reachable (special-use ones are refused, loopback only
 // when allowed); the connection goes to the address that was checked, through a dispatcher made for that one
 // request (no second lookup, so DNS rebinding cannot swap it); no redirects, no cookies or credentials; a size cap;
-// a bound on fetches at once (fetch-limits.ts); and one deadline for the whole exchange, from the wait for a slot
-// through the lookup, the TCP connection, the TLS handshake, the headers and the body.
+// a bound on fetches at once (fetch-limits.ts), with a bounded wait for a slot; and, once a slot is granted, one
+// deadline for the whole exchange: the lookup, the TCP connection, the TLS handshake, the headers and the body.
 import { lookup as dnsLookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
 import { connect as tlsConnect, rootCertificates, type TLSSocket } from 'node:tls';
@@ -28,7 +28,10 @@ export type ResolveHost = (hostname: string) => Promise<ResolvedAddress[]>;
 export interface SafeFetchOptions {
   /** Let loopback addresses through (tests and local development only). */
   allowLoopback: boolean;
-  /** The deadline of the whole exchange: the wait for a slot, lookup, connection, TLS, headers and body. */
+  /**
+   * The deadline of the whole exchange from the moment it has a slot: lookup, connection, TLS, headers and body. The
+   * wait for a slot is bounded by as long again, apart.
+   */
   timeoutMs: number;
   /** Extra certificate authorities to trust, besides Node's own (and NODE_EXTRA_CA_CERTS). */
   ca: string[] | undefined;
@@ -54,7 +57,7 @@ export type FetchFailure =
   | 'unresolvable'
   /** The host resolves to an address that is never fetched (special-addresses.ts). */
   | 'refused_address'
-  /** Too many fetches at once: no slot came free within the deadline. Not the URL's fault; never remembered. */
+  /** Too many fetches at once: no slot came free within the wait. Not the URL's fault; never remembered. */
   | 'busy'
   /** The deadline passed (lookup, connection, TLS handshake, headers or body). */
   | 'timeout'
@@ -258,22 +261,28 @@ export function createSafeFetcher(options: SafeFetchOptions): SafeFetcher {
       }
       if (target.protocol !== 'https:') throw refuse('bad_url', 'only https URLs are fetched');
       if (target.username || target.password) throw refuse('bad_url', 'the URL must not carry credentials');
-      // One deadline for everything from here on. undici's signal alone does not end a connection attempt (a
-      // server that accepts and never answers the TLS ClientHello held a fetch for its 10 s connect timeout), so
-      // the exchange is raced against the deadline and its dispatcher destroyed, sockets and all, when it passes.
-      // undici is loaded (once, synchronously) before the clock starts: its loading is no fault of the host.
+      // undici is loaded (once, synchronously) before any clock starts: its loading is no fault of the host.
       loadUndici();
-      const deadline = Date.now() + options.timeoutMs;
-      const signal = AbortSignal.timeout(options.timeoutMs);
-      const release = await limiter.acquire(target.hostname, signal);
+      // The wait for a slot is bounded on its own, and a fetch that never got one is `busy`, which is never
+      // remembered against its URL (resolver.ts). The exchange's deadline starts only once the slot is granted:
+      // when it started before the wait, a stranger who held every slot with stalling hosts made the next fetch
+      // get its slot with milliseconds left and fail as `timeout`, a failure then remembered against a
+      // legitimate client's document for 30 s.
+      const wait = AbortSignal.timeout(options.timeoutMs);
+      const release = await limiter.acquire(target.hostname, wait);
       if (!release) {
         throw refuse(
           'busy',
-          signal.aborted
+          wait.aborted
             ? `no fetch slot for ${target.hostname} came free within ${options.timeoutMs} ms`
             : 'too many fetches are waiting already',
         );
       }
+      // One deadline for everything from here on. undici's signal alone does not end a connection attempt (a
+      // server that accepts and never answers the TLS ClientHello held a fetch for its 10 s connect timeout), so
+      // the exchange is raced against the deadline and its dispatcher destroyed, sockets and all, when it passes.
+      const deadline = Date.now() + options.timeoutMs;
+      const signal = AbortSignal.timeout(options.timeoutMs);
       let pinned: Pinned | undefined;
       try {
         return await raceAbort(
