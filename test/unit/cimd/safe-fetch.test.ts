@@ -301,6 +301,27 @@ describe('safe fetch', () => {
     });
   });
 
+  // Handed `ca` on each connection, tls.connect built a secure context per fetch, parsing every root certificate
+  // again: tens of milliseconds of blocking CPU that any stranger naming client_id URLs could make the server spend.
+  test('one TLS context for every fetch: trusted authorities are not parsed again per fetch', async () => {
+    server.json('/context.json', { ok: true });
+    const contexts = jest.spyOn(tls, 'createSecureContext');
+    const connects = jest.spyOn(tls, 'connect');
+    const fetch = fetcher();
+    for (let i = 0; i < 3; i += 1) {
+      await expect(fetch.getJson(server.url('/context.json', 'claude.ai.test'), JSON_ONLY)).resolves.toEqual({
+        body: { ok: true },
+        cacheControl: undefined,
+      });
+    }
+    expect(contexts).toHaveBeenCalledTimes(1);
+    expect(connects).toHaveBeenCalledTimes(3);
+    const used = new Set(
+      connects.mock.calls.map(([options]) => (options as tls.ConnectionOptions).secureContext),
+    );
+    expect([...used]).toEqual([contexts.mock.results[0]!.value]);
+  });
+
   test('a certificate from an authority nobody trusts is refused', async () => {
     server.json('/doc.json', { ok: true });
     await expect(fetcher({ ca: undefined }).getJson(server.url('/doc.json'), JSON_ONLY)).rejects.toThrow(
