@@ -1,8 +1,11 @@
 // A memory of fetched documents: each kept as long as its Cache-Control asks, within bounds; concurrent first
-// requests for one URL share one fetch. A failure drops the copy it would have replaced (a document that now fails
-// may have been withdrawn on purpose) and is itself remembered for a short while (`failureMs`): the URLs are chosen
+// requests for one URL share one fetch. A failure is remembered for a short while (`failureMs`): the URLs are chosen
 // by strangers before anyone authenticates, and a host that fails or stalls must not be fetched again on every
-// request. Failures the URL is not to blame for (`remember` says which) are not remembered.
+// request. Failures the URL is not to blame for (`remember` says which) are not remembered. A failure that says
+// the document was withdrawn (`withdrawn` says which) drops the copy it would have replaced; any other failure (the
+// host or the network failing for now, which a stranger may be able to cause) leaves a copy still within its own
+// lifetime in use, served in place of the remembered failure, so that one refetch that fails does not take a
+// working copy away. Past its lifetime a copy is never served.
 
 /** What a load brought: the validated value and the Cache-Control header it came with. */
 export interface Loaded<T> {
@@ -21,6 +24,11 @@ export interface FetchCacheOptions<T> {
   failureMs: number;
   /** Whether a failure is the URL's own and may be remembered (default: every failure). */
   remember?: (error: unknown) => boolean;
+  /**
+   * Whether a failure says the document itself is gone or no longer valid, so that its copy is dropped (default:
+   * every failure). A copy past any other failure is served until its own lifetime ends.
+   */
+  withdrawn?: (error: unknown) => boolean;
 }
 
 export interface FetchCache<T> {
@@ -48,6 +56,7 @@ export function createFetchCache<T>(options: FetchCacheOptions<T>): FetchCache<T
   const inFlight = new Map<string, Promise<{ value: T; fetchedAt: number }>>();
   const failures = new Map<string, { error: unknown; until: number }>();
   const remember = options.remember ?? (() => true);
+  const withdrawn = options.withdrawn ?? (() => true);
 
   const fetchNow = (url: string) => {
     const fetchedAt = options.now();
@@ -61,7 +70,7 @@ export function createFetchCache<T>(options: FetchCacheOptions<T>): FetchCache<T
         return { value, fetchedAt };
       })
       .catch((error: unknown) => {
-        entries.delete(url);
+        if (withdrawn(error)) entries.delete(url);
         if (remember(error)) {
           failures.delete(url);
           if (failures.size >= options.maxEntries) failures.delete(failures.keys().next().value as string);
@@ -78,13 +87,17 @@ export function createFetchCache<T>(options: FetchCacheOptions<T>): FetchCache<T
     async get(url, { maxAgeMs } = {}) {
       const now = options.now();
       const entry = entries.get(url);
-      const fresh =
-        entry && entry.freshUntil > now && (maxAgeMs === undefined || now - entry.fetchedAt < maxAgeMs);
-      if (fresh) return { value: entry.value, fetchedAt: entry.fetchedAt };
+      const alive = entry !== undefined && entry.freshUntil > now;
+      if (alive && (maxAgeMs === undefined || now - entry.fetchedAt < maxAgeMs))
+        return { value: entry.value, fetchedAt: entry.fetchedAt };
       const pending = inFlight.get(url);
       if (pending) return pending;
       const failure = failures.get(url);
-      if (failure && failure.until > now) throw failure.error;
+      if (failure && failure.until > now) {
+        // A copy left by a failure of the moment (a refetch that failed) is still good until its own lifetime ends.
+        if (alive) return { value: entry.value, fetchedAt: entry.fetchedAt };
+        throw failure.error;
+      }
       failures.delete(url);
       return fetchNow(url);
     },

@@ -82,10 +82,13 @@ export type FetchFailure =
 export class FetchRefusedError extends Error {
   override readonly name = 'FetchRefusedError';
   readonly reason: FetchFailure;
+  /** The HTTP status of an `http_status` failure. */
+  readonly status: number | undefined;
 
-  constructor(reason: FetchFailure, message: string) {
+  constructor(reason: FetchFailure, message: string, status?: number) {
     super(message);
     this.reason = reason;
+    this.status = status;
   }
 }
 
@@ -104,7 +107,8 @@ export const systemResolveHost: ResolveHost = (hostname) =>
   dnsLookup(hostname, { all: true, verbatim: true });
 
 export function createSafeFetcher(options: SafeFetchOptions): SafeFetcher {
-  const refuse = (reason: FetchFailure, message: string) => new FetchRefusedError(reason, message);
+  const refuse = (reason: FetchFailure, message: string, status?: number) =>
+    new FetchRefusedError(reason, message, status);
   const limiter = createFetchLimiter(options.limits ?? DEFAULT_FETCH_LIMITS);
 
   /** The address to connect to: every address of the host is checked, and the first one is used. */
@@ -226,8 +230,12 @@ export function createSafeFetcher(options: SafeFetchOptions): SafeFetcher {
     if (statusCode !== 200) {
       body.destroy();
       if (statusCode >= 300 && statusCode < 400)
-        throw refuse('http_status', `it answered ${statusCode}, a redirect, and redirects are not followed`);
-      throw refuse('http_status', `it answered HTTP ${statusCode} instead of 200`);
+        throw refuse(
+          'http_status',
+          `it answered ${statusCode}, a redirect, and redirects are not followed`,
+          statusCode,
+        );
+      throw refuse('http_status', `it answered HTTP ${statusCode} instead of 200`, statusCode);
     }
     const type = (header('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
     if (!contentTypes.includes(type)) {

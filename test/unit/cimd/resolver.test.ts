@@ -1,6 +1,7 @@
 // The document resolver over a fake fetcher and a fake clock: what a caller is told for each way a fetch fails (the
 // network's behaviour never, the document's content always), which failures are remembered and for how long, and
 // that each failure is reported once, with its detail.
+import { generateKeyPairSync } from 'node:crypto';
 import { OAuthError } from '../../../lib/errors';
 import {
   createClientDocumentResolver,
@@ -120,6 +121,70 @@ describe('client document resolver', () => {
         detail: 'https://keys.example/jwks.json: the host keys.example resolves to ::1',
       },
     ]);
+  });
+
+  // An unknown kid (anyone can send one) reads a jwks_uri again: a refetch that failed for a moment, perhaps while a
+  // stranger held every fetch slot, used to drop the client's working key set, and the remembered failure kept the
+  // client from authenticating for 30 s. Only a host saying the key set is gone, or serving an invalid one, drops it.
+  describe('a refetch that fails while a copy is within its lifetime', () => {
+    const jwks = {
+      keys: [
+        {
+          ...generateKeyPairSync('ec', { namedCurve: 'P-256' }).publicKey.export({ format: 'jwk' }),
+          kid: 'k1',
+        },
+      ],
+    };
+    const client = clientRecord({
+      tokenEndpointAuthMethod: 'private_key_jwt',
+      metadata: { jwks_uri: 'https://keys.example/jwks.json' },
+    });
+    const status = (code: number) => () =>
+      Promise.reject(new FetchRefusedError('http_status', `it answered HTTP ${code} instead of 200`, code));
+
+    test.each([
+      ['a timeout', 'kept', refused('timeout', 'it did not answer within 5000 ms')],
+      ['a refused connection', 'kept', refused('network', 'it could not be fetched (ECONNREFUSED)')],
+      ['a name that no longer resolves', 'kept', refused('unresolvable', 'getaddrinfo ENOTFOUND')],
+      ['no fetch slot', 'kept', refused('busy', 'too many fetches are waiting already')],
+      ['a 503', 'kept', status(503)],
+      ['a 404 (withdrawn)', 'dropped', status(404)],
+      ['a 410 (withdrawn)', 'dropped', status(410)],
+      ['an invalid key set', 'dropped', async () => ({ keys: [] })],
+      ['a body that is not JSON', 'dropped', refused('invalid_json', 'it is not valid JSON')],
+    ] as Array<[string, 'kept' | 'dropped', () => Promise<unknown>]>)(
+      '%s: the last good key set is %s',
+      async (_name, outcome, failing) => {
+        let answer: () => Promise<unknown> = async () => jwks;
+        const { resolver, clock, calls } = setUp(() => answer());
+        const [key] = await resolver.clientKeys(client);
+        clock.advance(11 * SECOND);
+        answer = failing;
+        await expect(resolver.clientKeys(client, { refetch: true })).rejects.toBeInstanceOf(OAuthError);
+        const after = resolver.clientKeys(client);
+        if (outcome === 'kept') await expect(after).resolves.toEqual([key]);
+        else await expect(after).rejects.toMatchObject({ code: 'invalid_client' });
+        expect(calls).toHaveLength(2);
+      },
+    );
+
+    test('a copy kept past a failure is served until its own lifetime ends, and never after', async () => {
+      let answer: () => Promise<unknown> = async () => jwks;
+      const { resolver, clock, calls } = setUp(() => answer());
+      const [key] = await resolver.clientKeys(client);
+      clock.advance(11 * SECOND);
+      answer = refused('timeout', 'it did not answer within 5000 ms');
+      await expect(resolver.clientKeys(client, { refetch: true })).rejects.toMatchObject({
+        code: 'invalid_client',
+      });
+      // Within the remembered failure, even a refetch gets the copy, and nothing is fetched.
+      await expect(resolver.clientKeys(client, { refetch: true })).resolves.toEqual([key]);
+      expect(calls).toHaveLength(2);
+      // The copy's lifetime (300 s, the floor: no Cache-Control) ends; the failure is fetched again and is the answer.
+      clock.advance(300 * SECOND - 11 * SECOND);
+      await expect(resolver.clientKeys(client)).rejects.toMatchObject({ code: 'invalid_client' });
+      expect(calls).toHaveLength(3);
+    });
   });
 
   test('a failure that is not the fetch (a bug) goes on as it is, unreported', async () => {

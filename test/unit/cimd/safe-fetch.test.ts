@@ -159,6 +159,15 @@ describe('safe fetch', () => {
     await expect(fetcher().getJson(server.url('/bad.json'), JSON_ONLY)).rejects.toThrow(message);
   });
 
+  // The status tells a document withdrawn (404, 410: its cached copy is dropped) from a host failing for now.
+  test.each([404, 410, 503])('an answer %s carries its status', async (code) => {
+    server.serve(`/status-${code}.json`, { status: code });
+    await expect(fetcher().getJson(server.url(`/status-${code}.json`), JSON_ONLY)).rejects.toMatchObject({
+      reason: 'http_status',
+      status: code,
+    });
+  });
+
   describe('one deadline for the whole exchange', () => {
     let silent: SilentServer;
     beforeEach(async () => {
