@@ -4,6 +4,7 @@
 import { createPublicKey } from 'node:crypto';
 import { OAuthError } from '../errors';
 import type { TokenEndpointAuthMethod } from '../store/types';
+import { hiddenFormattingIn } from './display-text';
 import { containsControlCharacter } from './params';
 import { redirectUriProblem } from './redirect-uri';
 import { parseScope } from './scopes';
@@ -52,6 +53,7 @@ export function stringList(body: Fields, name: string, max: number): string[] | 
   }
   if (value.some((item) => containsControlCharacter(item)))
     throw invalidMetadata(`${name} must not hold control characters.`);
+  for (const item of value as string[]) refuseHiddenFormatting(name, item);
   return [...new Set(value as string[])];
 }
 
@@ -62,7 +64,20 @@ export function text(body: Fields, name: string, max: number): string | undefine
     throw invalidMetadata(`${name} must be a string of at most ${max} characters.`);
   // Checked here as well as on requests: a fetched metadata document never passes the request middleware.
   if (containsControlCharacter(value)) throw invalidMetadata(`${name} must not hold control characters.`);
+  refuseHiddenFormatting(name, value);
   return value;
+}
+
+/**
+ * What a client says about itself is shown to users (RFC 7591 §2: client_name, client_uri, contacts...), so none of
+ * it may reorder, break or hide the page's text around it (display-text.ts); invalid_client_metadata otherwise.
+ */
+function refuseHiddenFormatting(name: string, value: string): void {
+  const found = hiddenFormattingIn(value);
+  if (found)
+    throw invalidMetadata(
+      `${name} must not hold ${found}: a character that reorders, breaks or hides the text around it.`,
+    );
 }
 
 /** redirect_uris: required, each allowed by the redirect-URI rules (RFC 9700 §4.1, RFC 8252 §7). */

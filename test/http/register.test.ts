@@ -1,6 +1,7 @@
 // Dynamic client registration (RFC 7591): the real MCP clients register, bad metadata is refused with 400.
 import request from 'supertest';
 import { hashSecret } from '../../lib/crypto/secrets';
+import { HIDDEN_FORMATTING, ORDINARY_NAMES } from '../helpers/display-text';
 import { createTestServer, type TestServer } from '../helpers/oauth-app';
 import { generateKeyPairSync } from 'node:crypto';
 
@@ -155,6 +156,42 @@ describe('POST /v1/oauth/register', () => {
     const res = await register({ redirect_uris: ['https://a.example/cb'], ...fields });
     expect(res.status).toBe(400);
     expect(res.body).toEqual({ error, error_description: expect.any(String) });
+  });
+
+  // A name holding U+202E runs into the consent page's "not verified" sentence and turns it around; a line
+  // separator breaks the page's line, a format character hides text. Each class is refused (RFC 7591 §3.2.2).
+  test.each(HIDDEN_FORMATTING)(
+    'bidi spoofing: a client_name holding %s is refused',
+    async (_name, code, char) => {
+      const res = await register({
+        client_name: `Acme${char} Agent`,
+        redirect_uris: ['https://a.example/cb'],
+      });
+      expect(res.status).toBe(400);
+      expect(res.body).toEqual({
+        error: 'invalid_client_metadata',
+        error_description: `client_name must not hold ${code}: a character that reorders, breaks or hides the text around it.`,
+      });
+    },
+  );
+
+  test.each([
+    ['software_id', { software_id: 'acme‮agent' }],
+    ['software_version', { software_version: '1.0 ' }],
+    ['client_uri', { client_uri: 'https://acme.example/⁧' }],
+    ['logo_uri', { logo_uri: 'https://acme.example/‏logo.png' }],
+    ['contacts', { contacts: ['ops@acme.example', 'evil‮@acme.example'] }],
+  ])('bidi spoofing: %s is checked like client_name', async (field, fields) => {
+    const res = await register({ client_name: 'Acme', redirect_uris: ['https://a.example/cb'], ...fields });
+    expect(res.status).toBe(400);
+    expect(res.body.error).toBe('invalid_client_metadata');
+    expect(res.body.error_description).toMatch(new RegExp(`^${field} must not hold U\+`));
+  });
+
+  test.each(ORDINARY_NAMES)('a client_name with %s registers as it is', async (_name, clientName) => {
+    const res = await register({ client_name: clientName, redirect_uris: ['https://a.example/cb'] });
+    expect(res.status).toBe(201);
+    expect(res.body.client_name).toBe(clientName);
   });
 
   test('a private_key_jwt client registers its public keys and gets no secret', async () => {

@@ -5,6 +5,7 @@ import {
   describeClient,
   validateClientDocument,
 } from '../../../lib/cimd/client-document';
+import { HIDDEN_FORMATTING, ORDINARY_NAMES } from '../../helpers/display-text';
 
 const URL_ID = 'https://app.example/oauth/client.json';
 const CATALOGUE = new Set(['fakture:read', 'clients:read', 'clients:write']);
@@ -89,6 +90,37 @@ describe('documents', () => {
     ['no code response type', { response_types: ['token'] }, /code/],
   ])('refuses %s', (_name, change, message) => {
     expect(() => validateClientDocument(URL_ID, { ...base, ...change }, CATALOGUE, 0)).toThrow(message);
+  });
+});
+
+// A document's client_name is shown second on the consent page, beside "not verified": a bidi control would turn
+// that sentence around, so a fetched document is held to the registration's rule.
+describe('display fields of a document', () => {
+  test.each(HIDDEN_FORMATTING)('bidi spoofing: a client_name holding %s is refused', (_name, code, char) => {
+    expect(() =>
+      validateClientDocument(URL_ID, { ...base, client_name: `App${char} name` }, CATALOGUE, 0),
+    ).toThrow(
+      expect.objectContaining({
+        code: 'invalid_client_metadata',
+        description: `client_name must not hold ${code}: a character that reorders, breaks or hides the text around it.`,
+      }),
+    );
+  });
+
+  test.each([
+    ['client_uri', { client_uri: 'https://app.example/‮' }],
+    ['software_version', { software_version: '2 ' }],
+    ['contacts', { contacts: ['⁦ops@app.example'] }],
+  ])('bidi spoofing: %s is checked like client_name', (field, change) => {
+    expect(() => validateClientDocument(URL_ID, { ...base, ...change }, CATALOGUE, 0)).toThrow(
+      new RegExp(`^${field} must not hold U\+`),
+    );
+  });
+
+  test.each(ORDINARY_NAMES)('a client_name with %s is kept as it is', (_name, clientName) => {
+    expect(
+      validateClientDocument(URL_ID, { ...base, client_name: clientName }, CATALOGUE, 0).clientName,
+    ).toBe(clientName);
   });
 });
 
