@@ -66,6 +66,7 @@ export async function authenticateClient(
     // The stored value is a SHA-256 hash; the comparison of hashes takes constant time.
     if (
       !client.clientSecretHash ||
+      // Stryker disable next-line StringLiteral: equivalent, a secret method always comes with its secret (the ?? is for the type)
       !secretMatchesHash(presented.clientSecret ?? '', client.clientSecretHash)
     ) {
       throw failure('Client authentication failed.');
@@ -82,6 +83,7 @@ function readCredentials(req: Request): PresentedCredentials | undefined {
   const assertion = readParam(req.body, 'client_assertion');
   if (assertionType !== undefined || assertion !== undefined) {
     // RFC 6749 §2.3: a client MUST NOT use more than one authentication method in a request.
+    // Stryker disable next-line ConditionalExpression: equivalent, /^basic /i does not match undefined (read as "undefined")
     if (bodySecret !== undefined || (header !== undefined && /^basic /i.test(header)))
       throw new OAuthError(
         'invalid_request',
@@ -98,6 +100,7 @@ function readCredentials(req: Request): PresentedCredentials | undefined {
       throw new OAuthError('invalid_client', 'The client assertion is about another client than client_id.');
     return { method: 'private_key_jwt', clientId: subject, assertion };
   }
+  // Stryker disable next-line ConditionalExpression: equivalent, /^basic /i does not match undefined (read as "undefined")
   if (header !== undefined && /^basic /i.test(header)) {
     // RFC 6749 §2.3: a client MUST NOT use more than one authentication method in a request.
     if (bodySecret !== undefined) {
