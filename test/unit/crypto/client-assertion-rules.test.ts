@@ -345,6 +345,10 @@ describe('assertionSubject', () => {
     ['not a JWT', 'garbage', undefined],
     ['a sub that is not a string', forge({ alg: 'RS256' }, { sub: 42 }), undefined],
     ['no sub', forge({ alg: 'RS256' }, { iss: CLIENT_ID }), undefined],
+    // A payload that is not JSON, or JSON that is not an object: no subject (invalid_client), never a throw (a 500).
+    ['a payload that is not JSON', forge({ alg: 'RS256' }, '{"sub":'), undefined],
+    ['a payload that is a JSON string', forge({ alg: 'RS256' }, JSON.stringify('sub')), undefined],
+    ['a payload that is null', forge({ alg: 'RS256' }, 'null'), undefined],
   ])('%s', (_name, assertion, subject) => {
     expect(assertionSubject(assertion)).toBe(subject);
   });

@@ -335,6 +335,16 @@ describe('a client assertion that does not say clearly who it is', () => {
       'The client assertion is not a JWT with a sub claim.',
     ],
     [
+      'an assertion whose payload is not JSON (a 500 before)',
+      () =>
+        request({
+          client_assertion_type: JWT_BEARER_ASSERTION,
+          client_assertion: `${Buffer.from('{"alg":"RS256"}').toString('base64url')}.${Buffer.from('{"sub":').toString('base64url')}.x`,
+        }),
+      'invalid_client',
+      'The client assertion is not a JWT with a sub claim.',
+    ],
+    [
       'client impersonation: an assertion about another client than client_id',
       () => request({ ...ASSERTED(), client_id: 'basic' }),
       'invalid_client',
