@@ -67,11 +67,10 @@ const refuse = (description: string, cause?: unknown) =>
 
 /** The subject (the client_id) a client assertion claims, read without verifying it, to find the client. */
 export function assertionSubject(assertion: string): string | undefined {
-  // No `json: true`: with it, a payload that is not JSON throws (a 500) instead of reading as no subject (401).
-  const decoded = jwt.decode(assertion);
-  return typeof decoded === 'object' && decoded !== null && typeof decoded.sub === 'string'
-    ? decoded.sub
-    : undefined;
+  // No `json: true`: with it, a payload that is not JSON throws (a 500) instead of reading as no subject (401). A
+  // payload that is not an object decodes as a string, whose `sub` is never a string.
+  const sub = (jwt.decode(assertion) as { sub?: unknown } | null)?.sub;
+  return typeof sub === 'string' ? sub : undefined;
 }
 
 /** Which of a client's keys could have signed with `alg`. */
