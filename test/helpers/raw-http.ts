@@ -1,6 +1,7 @@
 // Raw HTTP/1.1 on loopback: the bytes exactly as a test writes them (header bytes no HTTP client would send, a body
 // that stops halfway), and the status and body as the server answered.
-import { connect, type Socket } from 'node:net';
+import { createServer, type RequestListener } from 'node:http';
+import { connect, type AddressInfo, type Socket } from 'node:net';
 
 export interface RawAnswer {
   status: number;
@@ -53,4 +54,11 @@ export function stall(
   const answer = readAnswer(socket);
   socket.write(head + part);
   return { socket, answer };
+}
+
+/** Serves `app` on a free loopback port: its port, and how to stop it. */
+export async function listenOnLoopback(app: RequestListener): Promise<{ port: number; close(): void }> {
+  const server = createServer(app);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { port: (server.address() as AddressInfo).port, close: () => server.close() };
 }

@@ -4,14 +4,12 @@
 // and one invariant is held against the real MCP SDK: a tool outside the token's scopes never runs and never
 // appears in a tools/list answer, and no request gets a 5xx. On Express 4 and 5, with no parser in front of the
 // handler and with each kind of parser a host app may have mounted there.
-import type { AddressInfo } from 'node:net';
-import type { Server as HttpServer } from 'node:http';
 import fc from 'fast-check';
 import express5 from 'express';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { createMcpHandler } from '../../lib';
 import { createTestServer, obtainTokens, type TestServer } from '../helpers/oauth-app';
-import { exchange } from '../helpers/raw-http';
+import { exchange, listenOnLoopback } from '../helpers/raw-http';
 
 const SEED = Number(process.env.FRAMING_SEED ?? 20261125);
 const RUNS = Number(process.env.FRAMING_RUNS ?? 120);
@@ -218,10 +216,7 @@ async function listen(expressName: string, parser: HostParser): Promise<{ port: 
     maxServers: 2,
   });
   app.post('/mcp', oauth.oauth.requireBearer(), ...parsers, handler);
-  const listener: HttpServer = await new Promise((resolve) => {
-    const started = app.listen(0, '127.0.0.1', () => resolve(started));
-  });
-  return { port: (listener.address() as AddressInfo).port, close: () => listener.close() };
+  return listenOnLoopback(app);
 }
 
 const CASES: Array<[string, HostParser]> = ['Express 5', 'Express 4'].flatMap((name) =>

@@ -1,7 +1,5 @@
 // createMcpHandler under attack by framing and by time: the exact framings an outside review used, bodies that never
 // finish, a full pool, and one caller's session leaking into the next caller's.
-import type { AddressInfo } from 'node:net';
-import type { Server as HttpServer } from 'node:http';
 import express from 'express';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { InMemoryTaskStore } from '@modelcontextprotocol/sdk/experimental/tasks/stores/in-memory.js';
@@ -9,7 +7,7 @@ import { createMcpHandler, type McpHandlerOptions } from '../../lib';
 import { forgetSession } from '../../lib/mcp/session-state';
 import { createServerPool, PoolBusyError } from '../../lib/mcp/server-pool';
 import { createTestServer, obtainTokens, type TestServer } from '../helpers/oauth-app';
-import { exchange, stall } from '../helpers/raw-http';
+import { exchange, listenOnLoopback, stall } from '../helpers/raw-http';
 
 let oauth: TestServer;
 let reader: string;
@@ -62,10 +60,7 @@ async function listen(options: Partial<McpHandlerOptions> = {}, hold?: Gate) {
     ...options,
   });
   app.post('/mcp', oauth.oauth.requireBearer(), handler);
-  const listener: HttpServer = await new Promise((resolve) => {
-    const started = app.listen(0, '127.0.0.1', () => resolve(started));
-  });
-  return { port: (listener.address() as AddressInfo).port, close: () => listener.close() };
+  return listenOnLoopback(app);
 }
 
 const head = (token: string, contentType: string, length: number | 'chunked', extra = '') =>
@@ -257,11 +252,9 @@ describe('what one request could do to the next: ids and tasks', () => {
           },
         }),
       );
-      const listener: HttpServer = await new Promise((resolve) => {
-        const started = app.listen(0, '127.0.0.1', () => resolve(started));
-      });
+      const listener = await listenOnLoopback(app);
       try {
-        const res = await send((listener.address() as AddressInfo).port, reader, body);
+        const res = await send(listener.port, reader, body);
         expect(res.status).toBe(400);
         expect(JSON.parse(res.body).error.message).toBe(
           'Invalid Request: tasks are not supported by this stateless server.',
