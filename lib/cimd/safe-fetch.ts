@@ -113,6 +113,7 @@ export function createSafeFetcher(options: SafeFetchOptions): SafeFetcher {
 
   /** The address to connect to: every address of the host is checked, and the first one is used. */
   async function pickAddress(hostname: string): Promise<ResolvedAddress> {
+    // Stryker disable next-line Regex: equivalent, a URL's hostname has brackets only around an IPv6 literal
     const literal = hostname.replace(/^\[|\]$/g, '');
     let addresses: ResolvedAddress[];
     if (isIP(literal)) {
@@ -206,10 +207,12 @@ export function createSafeFetcher(options: SafeFetchOptions): SafeFetcher {
     const address = await pickAddress(target.hostname);
     // Past the deadline the caller has given up already: open nothing more.
     signal.throwIfAborted();
+    // Stryker disable next-line Regex: equivalent, a URL's hostname has brackets only around an IPv6 literal
     const literal = target.hostname.replace(/^\[|\]$/g, '');
     const pinned = pinnedAgent(
       address,
       isIP(literal) ? undefined : literal,
+      // Stryker disable next-line ArithmeticOperator: equivalent, the race ends the exchange at the deadline anyway
       Math.max(1, deadline - Date.now()),
     );
     keep(pinned);
@@ -322,12 +325,15 @@ export function createSafeFetcher(options: SafeFetchOptions): SafeFetcher {
 
 function raceAbort<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
   return new Promise<T>((resolve, reject) => {
+    // Stryker disable next-line ConditionalExpression,BlockStatement: equivalent, a signal just made by AbortSignal.timeout is never aborted yet
     if (signal.aborted) {
       work.catch(() => undefined);
       return reject(signal.reason);
     }
     const onAbort = () => reject(signal.reason);
+    // Stryker disable next-line ObjectLiteral,BooleanLiteral: equivalent, a signal aborts once at most
     signal.addEventListener('abort', onAbort, { once: true });
+    // Stryker disable next-line ArrowFunction: equivalent, a listener left behind rejects a settled promise: no effect
     work.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
   });
 }
