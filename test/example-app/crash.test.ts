@@ -37,7 +37,23 @@ function start(env: Record<string, string>): Promise<ChildProcess> {
   });
 }
 
-test('SIGKILL under load, three times: what was acknowledged survives, and the database opens cleanly', async () => {
+/** The run's choices come from this seed (set CRASH_SEED to replay a failure; the test prints the one it used). */
+const SEED = Number(process.env.CRASH_SEED ?? Date.now() % 2 ** 31);
+
+/** mulberry32: a small seeded generator, so that a failing run can be replayed choice for choice. */
+function seededRandom(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
+  };
+}
+
+test(`SIGKILL under load, three times: what was acknowledged survives, and the database opens cleanly (CRASH_SEED=${SEED})`, async () => {
+  const random = seededRandom(SEED);
   const dir = mkdtempSync(join(tmpdir(), 'crash-'));
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
@@ -82,7 +98,7 @@ test('SIGKILL under load, three times: what was acknowledged survives, and the d
     // One step of the client's life: a new grant, a refresh of a live one, or a revocation.
     async function step(): Promise<void> {
       const live = grants.filter((grant) => !grant.revoked && !grant.busy && !grant.uncertain);
-      const roll = Math.random();
+      const roll = random();
       if (live.length < 3 || roll < 0.3) {
         const { code, verifier, redirectUri } = await authorizeOn(base, client, USER, `${base}/mcp`);
         const res = await token({
@@ -95,7 +111,7 @@ test('SIGKILL under load, three times: what was acknowledged survives, and the d
         const body = (await res.json()) as { access_token: string; refresh_token: string };
         grants.push({ refreshToken: body.refresh_token, accessToken: body.access_token, revoked: false });
       } else if (roll < 0.9) {
-        const grant = live[Math.floor(Math.random() * live.length)]!;
+        const grant = live[Math.floor(random() * live.length)]!;
         grant.busy = true;
         try {
           const res = await token({ grant_type: 'refresh_token', refresh_token: grant.refreshToken });
@@ -107,7 +123,7 @@ test('SIGKILL under load, three times: what was acknowledged survives, and the d
           grant.busy = false;
         }
       } else {
-        const grant = live[Math.floor(Math.random() * live.length)]!;
+        const grant = live[Math.floor(random() * live.length)]!;
         grant.uncertain = true;
         const res = await fetch(`${base}/v1/oauth/revoke`, {
           method: 'POST',
@@ -124,11 +140,20 @@ test('SIGKILL under load, three times: what was acknowledged survives, and the d
 
     for (let cycle = 0; cycle < 3; cycle += 1) {
       // Four clients at work; the kill lands somewhere in the middle of their requests.
+      // The kill comes after a seeded number of finished steps (not after a sleep), with requests still in flight.
       let running = true;
+      let finished = 0;
+      const killAfter = 20 + Math.floor(random() * 20);
+      let due!: () => void;
+      const killNow = new Promise<void>((resolve) => (due = resolve));
       const workers = Array.from({ length: 4 }, async () => {
-        while (running) await step().catch(() => undefined); // an answer lost in the crash is simply not received
+        while (running) {
+          await step().catch(() => undefined); // an answer lost in the crash is simply not received
+          finished += 1;
+          if (finished === killAfter) due();
+        }
       });
-      await new Promise((resolve) => setTimeout(resolve, 700 + Math.random() * 600));
+      await killNow;
       child.kill('SIGKILL');
       await new Promise((resolve) => child!.once('exit', resolve));
       running = false;
@@ -157,7 +182,7 @@ test('SIGKILL under load, three times: what was acknowledged survives, and the d
       }
     }
     console.log(
-      `crash test: ${grants.length} grants, ${acknowledgedRevocations} acknowledged revocations, 3 kills`,
+      `crash test (CRASH_SEED=${SEED}): ${grants.length} grants, ${acknowledgedRevocations} acknowledged revocations, 3 kills`,
     );
     expect(grants.length).toBeGreaterThan(5);
     child.kill('SIGKILL');
