@@ -12,9 +12,9 @@ import {
   FetchRefusedError,
   systemResolveHost,
   type ResolveHost,
-  type SafeFetchOptions,
 } from '../../../lib/cimd/safe-fetch';
 import { resolveToLoopback, startDocumentServer, type DocumentServer } from '../../helpers/document-server';
+import { blockConnections, loopbackFetcher } from '../../helpers/loopback-fetcher';
 import { startSilentServer, type SilentServer } from '../../helpers/silent-server';
 import { testCa } from '../../helpers/test-ca';
 
@@ -32,14 +32,7 @@ describe('safe fetch rules', () => {
   afterAll(() => server.stop());
   afterEach(() => jest.restoreAllMocks());
 
-  const fetcher = (options: Partial<SafeFetchOptions> = {}) =>
-    createSafeFetcher({
-      allowLoopback: true,
-      timeoutMs: 2000,
-      ca: [testCa().caPem],
-      resolveHost: resolveToLoopback,
-      ...options,
-    });
+  const fetcher = loopbackFetcher;
   const failure = (promise: Promise<unknown>) =>
     promise.then(
       () => {
@@ -50,17 +43,6 @@ describe('safe fetch rules', () => {
         return error as FetchRefusedError;
       },
     );
-  /** Spies that stop any socket from being opened, and record the attempt. */
-  function blockConnections() {
-    const blocked = () => {
-      throw new Error('a connection was attempted');
-    };
-    return [
-      jest.spyOn(tls, 'connect').mockImplementation(blocked),
-      jest.spyOn(net, 'connect').mockImplementation(blocked),
-      jest.spyOn(net, 'createConnection').mockImplementation(blocked),
-    ];
-  }
 
   describe('what a resolver may answer', () => {
     test.each<[string, ResolveHost, RegExp]>([

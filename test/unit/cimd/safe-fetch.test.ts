@@ -3,10 +3,10 @@
 // injected resolver, and the connection spies show that no socket was opened for them).
 import net from 'node:net';
 import tls from 'node:tls';
-import { createSafeFetcher, type ResolveHost, type SafeFetchOptions } from '../../../lib/cimd/safe-fetch';
+import type { ResolveHost } from '../../../lib/cimd/safe-fetch';
 import { resolveToLoopback, startDocumentServer, type DocumentServer } from '../../helpers/document-server';
+import { blockConnections, loopbackFetcher } from '../../helpers/loopback-fetcher';
 import { startSilentServer, type SilentServer } from '../../helpers/silent-server';
-import { testCa } from '../../helpers/test-ca';
 
 const JSON_ONLY = { maxBytes: 5120, contentTypes: ['application/json'] };
 
@@ -18,29 +18,7 @@ describe('safe fetch', () => {
   afterAll(() => server.stop());
   afterEach(() => jest.restoreAllMocks());
 
-  const fetcher = (options: Partial<SafeFetchOptions> = {}) =>
-    createSafeFetcher({
-      allowLoopback: true,
-      timeoutMs: 2000,
-      ca: [testCa().caPem],
-      resolveHost: resolveToLoopback,
-      ...options,
-    });
-
-  /**
-   * Spies that replace the socket constructors outright: should the guard ever fail, the attempt is recorded and
-   * stopped here, and no packet leaves for the refused address.
-   */
-  function spyOnConnections() {
-    const blocked = () => {
-      throw new Error('a connection was attempted');
-    };
-    return [
-      jest.spyOn(tls, 'connect').mockImplementation(blocked),
-      jest.spyOn(net, 'connect').mockImplementation(blocked),
-      jest.spyOn(net, 'createConnection').mockImplementation(blocked),
-    ];
-  }
+  const fetcher = loopbackFetcher;
 
   // claude.ai.test exists in no DNS: that this succeeds shows the socket went to the address the injected resolver
   // gave and the check passed (no second lookup anywhere), while the Host header still names the host.
@@ -56,7 +34,7 @@ describe('safe fetch', () => {
 
   test('a loopback address is refused unless allowed, and nothing is connected', async () => {
     server.json('/doc.json', { ok: true });
-    const spies = spyOnConnections();
+    const spies = blockConnections();
     await expect(
       fetcher({ allowLoopback: false }).getJson(server.url('/doc.json'), JSON_ONLY),
     ).rejects.toThrow(/127\.0\.0\.1, a loopback address/);
@@ -85,7 +63,7 @@ describe('safe fetch', () => {
     ['IPv6 outside global unicast (1::1)', '1::1'],
     ['IPv6 outside global unicast (4000::1)', '4000::1'],
   ])('a name resolving to a %s address is refused before any connection', async (_name, address) => {
-    const spies = spyOnConnections();
+    const spies = blockConnections();
     const resolveHost = jest.fn<ReturnType<ResolveHost>, [string]>(async () => [
       { address, family: net.isIP(address) },
     ]);
@@ -97,7 +75,7 @@ describe('safe fetch', () => {
   });
 
   test('a name answering a public address first and a private one second is refused outright', async () => {
-    const spies = spyOnConnections();
+    const spies = blockConnections();
     const resolveHost: ResolveHost = async () => [
       { address: '93.184.215.14', family: 4 },
       { address: '10.0.0.1', family: 4 },
@@ -110,7 +88,7 @@ describe('safe fetch', () => {
 
   test('an IP literal in the URL is checked too (no resolver involved)', async () => {
     const resolveHost = jest.fn(resolveToLoopback);
-    const spies = spyOnConnections();
+    const spies = blockConnections();
     await expect(
       fetcher({ allowLoopback: false, resolveHost }).getJson('https://[fd00::1]/doc.json', JSON_ONLY),
     ).rejects.toThrow(/private/);
