@@ -8,6 +8,7 @@ import { decisionPath, signInPath } from '../paths';
 import { OAuthError } from '../errors';
 import { clientRedirect, type RedirectTarget } from '../util/redirect-uri';
 import type { OAuthUser } from '../options';
+import type { GrantRecord } from '../store/types';
 import { readParam } from '../util/params';
 import { formActionSource, isLoopbackRedirect } from '../util/redirect-uri';
 import { validateAuthorizationRequest, type AuthorizationRequest } from './request';
@@ -157,21 +158,21 @@ export function decisionHandler(ctx: OAuthContext): RequestHandler {
     const grantId = timeOrderedId(now);
     // A document client is stored now that a user has consented to it, with the copy the user saw: never at
     // fetch time, or every stranger's URL would leave a row behind.
-    const clientDocument = isClientIdUrl(clientId) ? request.client : undefined;
-    await store.createGrant(
-      {
-        grantId,
-        clientId,
-        userId: user.id,
-        scopes,
-        resource: request.resource,
-        createdAt: now,
-        expiresAt: now + config.lifetimes.refreshToken * 1000,
-        lastUsedAt: null,
-        revokedAt: null,
-      },
-      clientDocument,
-    );
+    const grant: GrantRecord = {
+      grantId,
+      clientId,
+      userId: user.id,
+      scopes,
+      resource: request.resource,
+      createdAt: now,
+      expiresAt: now + config.lifetimes.refreshToken * 1000,
+      lastUsedAt: null,
+      revokedAt: null,
+    };
+    // Document clients reach this point only when the store keeps them (createOAuthRouter turns documents off
+    // otherwise), so the grant always names a stored client.
+    if (isClientIdUrl(clientId)) await store.createGrantWithClient!(grant, request.client);
+    else await store.createGrant(grant);
     const code = randomSecret();
     await store.saveAuthorizationCode({
       codeHash: hashSecret(code),

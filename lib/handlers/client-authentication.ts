@@ -60,7 +60,8 @@ export async function authenticateClient(
       keys: (refetch) => ctx.clientKeys(client, { refetch, req }),
       audiences: assertionAudiences(config.issuer, config.endpoints.token),
       now: config.now,
-      useAssertionId: (clientId, jti, expiresAt) => ctx.store.useAssertionId(clientId, jti, expiresAt),
+      // createOAuthRouter turns private_key_jwt off when the store cannot keep assertion ids.
+      useAssertionId: (clientId, jti, expiresAt) => ctx.store.useAssertionId!(clientId, jti, expiresAt),
     });
   } else if (presented.method !== 'none') {
     // The stored value is a SHA-256 hash; the comparison of hashes takes constant time.

@@ -27,7 +27,8 @@ export interface PostgresStoreOptions {
 }
 
 /** The PostgreSQL store: the storage contract, its pool, the migration it ran, and a clean shutdown. */
-export interface PostgresStore extends OAuthStore, SigningKeyStore {
+// Both optional capabilities of OAuthStore are kept, so they are required here.
+export interface PostgresStore extends Required<OAuthStore>, SigningKeyStore {
   readonly pool: Pool;
   /** Resolves once the schema is migrated; rejects (and so does every call) if the database cannot be reached. */
   readonly ready: Promise<void>;
@@ -190,10 +191,10 @@ export function createPostgresStore(
         [clientId, jti, expiresAt, now()],
       )) !== undefined,
 
-    async createGrant(g, clientDocument) {
-      if (!clientDocument) return insertGrant(g);
+    createGrant: (g) => insertGrant(g),
+    async createGrantWithClient(g, clientDocument) {
       if (clientDocument.clientId !== g.clientId)
-        throw new TypeError("createGrant: the client document is not the grant's client.");
+        throw new TypeError("createGrantWithClient: the client is not the grant's client.");
       // Shared with every other consent, exclusive with the purge of copies: a purge on any instance either ran
       // before (the copy is saved anew here) or waits until this grant names the copy.
       await transaction(async (client) => {

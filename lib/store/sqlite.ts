@@ -27,7 +27,8 @@ export interface SqliteStoreOptions {
 }
 
 /** The SQLite store: the storage contract, the underlying database, and a way to close it. */
-export interface SqliteStore extends OAuthStore, SigningKeyStore {
+// Both optional capabilities of OAuthStore are kept, so they are required here.
+export interface SqliteStore extends Required<OAuthStore>, SigningKeyStore {
   /** The better-sqlite3 connection, for a host app that keeps its own tables in the same file. */
   readonly database: Database;
   /** Closes the connection if the store opened it. */
@@ -182,11 +183,11 @@ export function createSqliteStore(
     useAssertionId: (clientId, jti, expiresAt) =>
       sql.useAssertionId.run(clientId, jti, expiresAt, now()).changes === 1,
 
-    createGrant(grant, clientDocument) {
-      if (!clientDocument) return insertGrant(grant);
-      if (clientDocument.clientId !== grant.clientId)
-        throw new TypeError("createGrant: the client document is not the grant's client.");
-      grantWithDocument.immediate(grant, clientDocument);
+    createGrant: (grant) => insertGrant(grant),
+    createGrantWithClient(grant, client) {
+      if (client.clientId !== grant.clientId)
+        throw new TypeError("createGrantWithClient: the client is not the grant's client.");
+      grantWithDocument.immediate(grant, client);
     },
     findGrant: (grantId) => mapRow(sql.findGrantWithUse.get(grantId, now()), toGrant),
     isGrantActive: (grantId) => sql.grantActive.get(grantId, now()) !== undefined,

@@ -153,16 +153,20 @@ export interface OAuthStore {
    * Records the `jti` of a client's JWT assertion (RFC 7523 §3, item 7) until `expiresAt`. Atomic: true for the
    * first call with this (clientId, jti), false for every later one while the first is unexpired, whatever the
    * connection or instance. This is what makes an assertion single-use across instances.
+   * Optional: a store without it turns private_key_jwt off (the router says so once, at start).
    */
-  useAssertionId(clientId: string, jti: string, expiresAt: number): MaybePromise<boolean>;
+  useAssertionId?(clientId: string, jti: string, expiresAt: number): MaybePromise<boolean>;
 
+  /** Saves a new grant. */
+  createGrant(grant: GrantRecord): MaybePromise<void>;
   /**
-   * Saves a new grant. Given `clientDocument` (a Client ID Metadata Document's validated copy, whose clientId is the
-   * grant's: the document the user just consented to), saves it as the client in the same atomic step, replacing any
-   * copy stored before, so that the grant always names a stored client; the purge must never remove a copy between
-   * the two writes (see purgeExpired).
+   * Saves a new grant and, in the same atomic step, `client`: the validated copy of a Client ID Metadata Document
+   * (its clientId is the grant's) that the user just consented to, replacing any copy stored before, so that the
+   * grant always names a stored client. The purge must never remove a copy between the two writes (see
+   * purgeExpired). Optional: a store without it turns Client ID Metadata Documents off (the router says so once, at
+   * start).
    */
-  createGrant(grant: GrantRecord, clientDocument?: ClientRecord): MaybePromise<void>;
+  createGrantWithClient?(grant: GrantRecord, client: ClientRecord): MaybePromise<void>;
   /** The grant with this id, revoked or not, or undefined once it has expired. */
   findGrant(grantId: string): MaybePromise<GrantRecord | undefined>;
   /** Whether the grant exists, is unexpired and is not revoked. The bearer check calls it on every request. */

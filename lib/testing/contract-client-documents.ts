@@ -27,7 +27,7 @@ export function describeClientDocumentContract(env: ContractEnv): void {
       const { store, clock } = env;
       const copy = documentRecord(url);
       const grant = grantRecord(clock.now(), { clientId: url });
-      await store.createGrant(grant, copy);
+      await store.createGrantWithClient!(grant, copy);
       expect(await store.findClient(url)).toEqual(copy);
       expect(await store.findGrant(grant.grantId)).toEqual(grant);
       expect((await store.listActiveGrants(grant.userId))[0]).toMatchObject({ clientName: copy.clientName });
@@ -36,7 +36,7 @@ export function describeClientDocumentContract(env: ContractEnv): void {
     test('the next grant replaces the copy, and every grant of the client names the newest', async () => {
       const { store, clock } = env;
       const first = grantRecord(clock.now(), { clientId: url });
-      await store.createGrant(first, documentRecord(url));
+      await store.createGrantWithClient!(first, documentRecord(url));
       clock.advance(SECOND);
       const renamed = documentRecord(url, {
         clientName: 'Renamed',
@@ -46,7 +46,7 @@ export function describeClientDocumentContract(env: ContractEnv): void {
         issuedAt: 5,
       });
       const second = grantRecord(clock.now(), { clientId: url, userId: first.userId });
-      await store.createGrant(second, renamed);
+      await store.createGrantWithClient!(second, renamed);
       expect(await store.findClient(url)).toEqual(renamed);
       expect(await store.isGrantActive(first.grantId)).toBe(true);
       const listed = await store.listActiveGrants(first.userId);
@@ -63,23 +63,23 @@ export function describeClientDocumentContract(env: ContractEnv): void {
       const shortLived = { expiresAt: clock.now() + MINUTE };
       const gone = ['https://gone.example/client.json', 'HTTPS://Shouting.example/client.json'];
       for (const id of gone)
-        await store.createGrant(
+        await store.createGrantWithClient!(
           grantRecord(clock.now(), { clientId: id, ...shortLived }),
           documentRecord(id),
         );
       const kept = 'https://kept.example/client.json';
-      await store.createGrant(
+      await store.createGrantWithClient!(
         grantRecord(clock.now(), { clientId: kept, ...shortLived }),
         documentRecord(kept),
       );
-      await store.createGrant(
+      await store.createGrantWithClient!(
         grantRecord(clock.now(), { clientId: kept, expiresAt: clock.now() + DAY }),
         documentRecord(kept),
       );
       // A revoked grant still names its client until it expires (its tokens are still recognised as revoked).
       const revokedUrl = 'https://revoked.example/client.json';
       const revoked = grantRecord(clock.now(), { clientId: revokedUrl });
-      await store.createGrant(revoked, documentRecord(revokedUrl));
+      await store.createGrantWithClient!(revoked, documentRecord(revokedUrl));
       await store.revokeGrant(revoked.grantId);
       clock.advance(MINUTE);
       let total = 0;
@@ -96,7 +96,7 @@ export function describeClientDocumentContract(env: ContractEnv): void {
       const urls = Array.from({ length: 8 }, (_, i) => `https://app${i}.example/client.json`);
       // Copies whose grants have expired: each one the purge would delete, unless a new consent comes first.
       for (const id of urls)
-        await store.createGrant(
+        await store.createGrantWithClient!(
           grantRecord(clock.now(), { clientId: id, expiresAt: clock.now() + MINUTE }),
           documentRecord(id),
         );
@@ -105,7 +105,7 @@ export function describeClientDocumentContract(env: ContractEnv): void {
       const outcomes = await env.race(
         grants.flatMap((grant) => [
           { method: 'purgeExpired' as const, args: [2] },
-          { method: 'createGrant' as const, args: [grant, documentRecord(grant.clientId)] },
+          { method: 'createGrantWithClient' as const, args: [grant, documentRecord(grant.clientId)] },
         ]),
       );
       // No call failed (a grant whose copy was deleted under it would fail its foreign key, or vanish).

@@ -134,12 +134,12 @@ export function describeStoreContract({
     describe('client assertion ids', () => {
       test('a jti is accepted once per client while it lives, then may be taken again', async () => {
         const expiresAt = clock.now() + MINUTE;
-        expect(await store.useAssertionId('client-a', 'jti-1', expiresAt)).toBe(true);
-        expect(await store.useAssertionId('client-a', 'jti-1', expiresAt)).toBe(false);
+        expect(await store.useAssertionId!('client-a', 'jti-1', expiresAt)).toBe(true);
+        expect(await store.useAssertionId!('client-a', 'jti-1', expiresAt)).toBe(false);
         // Another client's identical jti is its own.
-        expect(await store.useAssertionId('client-b', 'jti-1', expiresAt)).toBe(true);
+        expect(await store.useAssertionId!('client-b', 'jti-1', expiresAt)).toBe(true);
         clock.advance(MINUTE);
-        expect(await store.useAssertionId('client-a', 'jti-1', clock.now() + MINUTE)).toBe(true);
+        expect(await store.useAssertionId!('client-a', 'jti-1', clock.now() + MINUTE)).toBe(true);
       });
 
       test('a replayed assertion raced over many connections is accepted exactly once', async () => {
@@ -153,13 +153,13 @@ export function describeStoreContract({
       });
 
       test('expired assertion ids are purged', async () => {
-        await store.useAssertionId('client-a', 'old', clock.now() + MINUTE);
-        await store.useAssertionId('client-a', 'live', clock.now() + 10 * MINUTE);
+        await store.useAssertionId!('client-a', 'old', clock.now() + MINUTE);
+        await store.useAssertionId!('client-a', 'live', clock.now() + 10 * MINUTE);
         clock.advance(2 * MINUTE);
         let total = 0;
         for (let removed = -1; removed !== 0;) total += removed = await store.purgeExpired(10);
         expect(total).toBe(1);
-        expect(await store.useAssertionId('client-a', 'live', clock.now() + MINUTE)).toBe(false);
+        expect(await store.useAssertionId!('client-a', 'live', clock.now() + MINUTE)).toBe(false);
       });
     });
 

@@ -43,7 +43,7 @@ test('under a steady flow of expiring grants the tables stop growing', async () 
         codeChallengeMethod: 'S256',
         expiresAt: now + 300,
       });
-      await app.store.useAssertionId(clientId, randomUUID(), now + 300);
+      await app.store.useAssertionId!(clientId, randomUUID(), now + 300);
       written += 1;
       if (written % 20 === 0) samples.push(await count(app, 'oauth_grants'));
       await new Promise((resolve) => setTimeout(resolve, 50));
