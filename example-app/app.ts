@@ -54,6 +54,11 @@ export interface ExampleAppExtras {
   clientMetadataDocuments?: Omit<ClientMetadataDocumentOptions, 'allowLoopback'>;
   /** Where the JSON log lines go (default stdout): a test reads them. */
   logDestination?: DestinationStream;
+  /**
+   * The OAuth server's clock (router and signer), in milliseconds: a test moves it past a token's expiry instead of
+   * waiting. Default Date.now.
+   */
+  now?: () => number;
 }
 
 const loadMetrics = () => require('./metrics') as typeof import('./metrics');
@@ -96,8 +101,13 @@ export async function createExampleApp(
   const secret = await cookieSecret(db, sealer);
   // Every instance on the same database shares one key set (rotated by `npm run keys:rotate`), so any of them
   // verifies any token.
-  const signer = await openSigner(config, db, store, { key: secretKey, sealer }, (error) =>
-    logger.warn({ err: error }, 're-reading the signing keys failed'),
+  const signer = await openSigner(
+    config,
+    db,
+    store,
+    { key: secretKey, sealer },
+    (error) => logger.warn({ err: error }, 're-reading the signing keys failed'),
+    extras.now,
   );
   const resource = `${config.baseUrl}/mcp`;
   const purge = schedulePurge(
@@ -126,6 +136,7 @@ export async function createExampleApp(
       : audit.record,
     onError: (error, req) =>
       (req.log ?? logger).error({ err: error }, 'unexpected error in the OAuth router'),
+    ...(extras.now ? { now: extras.now } : {}),
   });
 
   const app = express();

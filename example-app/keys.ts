@@ -19,8 +19,11 @@ export async function openSigner(
   store: OAuthStore,
   secrets: { key: Buffer; sealer: SecretSealer },
   onRefreshError?: (error: unknown) => void,
+  /** The clock (tests move it); default Date.now. */
+  now?: () => number,
 ): Promise<JwtSigner & Partial<KeySetSigner>> {
-  if (config.signingKey) return createJwtSigner({ keys: [{ privateKey: config.signingKey }] });
+  const clock = now ? { now } : {};
+  if (config.signingKey) return createJwtSigner({ keys: [{ privateKey: config.signingKey }], ...clock });
   return createKeySetSigner({
     // Both stores of the library keep the key set (the SQLite and PostgreSQL tables of SigningKeyStore).
     store: store as OAuthStore & SigningKeyStore,
@@ -30,5 +33,6 @@ export async function openSigner(
     // A database from before the key set: its key becomes the set's first, so the tokens it signed stay valid.
     initialKey: await signingKeyPem(db, secrets.sealer, undefined),
     ...(onRefreshError ? { onRefreshError } : {}),
+    ...clock,
   });
 }

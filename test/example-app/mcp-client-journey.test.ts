@@ -1,11 +1,13 @@
 // The reference app end to end with the official MCP SDK client and an OAuthClientProvider: discovery through the
 // 401, registration, consent in headless Chromium, exchange, tools within the granted scopes, refusal outside them,
-// refresh when the access token expires, and no access after revocation on the "Connected apps" page.
+// refresh when the access token expires (the server's clock moved past it, not waited for), and no access after
+// revocation on the "Connected apps" page.
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Browser, Page } from 'playwright-core';
 import { browserAvailable, launchChromium } from '../helpers/browser';
 import { APP_USER, snapshot, startExampleApp, type RunningExampleApp } from '../helpers/example-app';
+import { createMovableClock, HOUR, SECOND } from '../helpers/clock';
 import { startCallbackServer, type CallbackServer } from '../helpers/live-server';
 import { memoryProvider } from '../helpers/mcp-client-provider';
 
@@ -21,11 +23,12 @@ describeInBrowser('the reference app with the official MCP client', () => {
   let browser: Browser;
   let app: RunningExampleApp;
   let callback: CallbackServer;
+  // The OAuth server's clock: the test moves it past the access token's lifetime to make the SDK refresh.
+  const clock = createMovableClock();
 
   beforeAll(async () => {
     browser = await launchChromium();
-    // A one-second access token: the refresh happens within the test.
-    app = await startExampleApp({ ACCESS_TOKEN_TTL: '1' });
+    app = await startExampleApp({}, { now: clock.now });
     callback = await startCallbackServer();
   }, 60_000);
   afterAll(async () => {
@@ -99,14 +102,17 @@ describeInBrowser('the reference app with the official MCP client', () => {
     expect(await snapshot(app)).toBe(before);
     expect(state.authorizationUrls.at(-1)!.searchParams.get('scope')).toContain('company:write');
 
-    // 5. The access token expires (1 s, plus the verifier's 5 s of skew): the SDK refreshes and carries on.
+    // 5. The access token expires (its default hour, plus the verifier's 5 s of skew): the SDK refreshes and carries
+    // on. Until then, the tokens of the consent served every call above.
     const refreshBefore = state.tokens!.refresh_token;
-    await new Promise((resolve) => setTimeout(resolve, 7_000));
+    const accessBefore = state.tokens!.access_token;
+    clock.advance(HOUR + 6 * SECOND);
     const invoices = (await client.callTool({ name: 'list_invoices', arguments: {} })).structuredContent as {
       total: number;
     };
     expect(invoices.total).toBe(4);
     expect(state.tokens!.refresh_token).not.toBe(refreshBefore);
+    expect(state.tokens!.access_token).not.toBe(accessBefore);
 
     // 6. The user revokes the app on the "Connected apps" page: the next call fails and no refresh helps.
     await page.goto(`${app.baseUrl}/account/connected-apps`);
