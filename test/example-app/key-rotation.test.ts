@@ -12,6 +12,7 @@ import { createTestDatabase } from '../helpers/postgres-database';
 import { describeWith } from '../helpers/services';
 import { freePort } from '../helpers/ports';
 import { ROOT, startInstance } from '../helpers/app-process';
+import { waitUntil } from '../helpers/wait';
 
 const USER = { email: 'rotate@example.com', password: 'a long rotation password' };
 type Json = any; // response bodies, read as loosely as a client would
@@ -99,13 +100,13 @@ describeWith('signing-key rotation across instances', { postgres: true }, () => 
 
     const failures: string[] = [];
     let requests = 0;
-    let rotated = false;
-    let stopAt = Number.POSITIVE_INFINITY;
+    let stopped = false;
     let turn = 0;
-    const kidsAfter = { [a]: new Set<string>(), [b]: new Set<string>() };
+    /** Every access token's kid, per instance that signed it, in order. */
+    const signed: Record<string, string[]> = { [a]: [], [b]: [] };
     // Load: refresh on one instance, call a tool on the other with the new token and with the oldest token.
     const load = (async () => {
-      while (Date.now() < stopAt) {
+      while (!stopped) {
         const [issuer, caller] = turn++ % 2 ? [a, b] : [b, a];
         const next = await token(issuer, { grant_type: 'refresh_token', refresh_token: refreshToken });
         requests += 1;
@@ -114,7 +115,7 @@ describeWith('signing-key rotation across instances', { postgres: true }, () => 
           continue;
         }
         refreshToken = next.body.refresh_token;
-        if (rotated) kidsAfter[issuer]!.add(kidOf(next.body.access_token));
+        signed[issuer]!.push(kidOf(next.body.access_token));
         for (const [accessToken, what] of [
           [next.body.access_token, 'new'],
           [oldToken, 'old'],
@@ -126,7 +127,8 @@ describeWith('signing-key rotation across instances', { postgres: true }, () => 
       }
     })();
 
-    await new Promise((resolve) => setTimeout(resolve, 700));
+    // The rotation lands with the load under way: a few rounds on both instances first.
+    await waitUntil(() => requests >= 12, 10_000, 'the load to get going');
     const { stdout } = await promisify(execFile)(
       process.execPath,
       [join(ROOT, 'dist/example-app/cli/keys-rotate.js')],
@@ -134,26 +136,38 @@ describeWith('signing-key rotation across instances', { postgres: true }, () => 
         env: { ...process.env, ...env },
       },
     );
+    const rotatedAt = Date.now();
     const newKid = /Signing key (\S+) is current/.exec(stdout)![1]!;
     expect(stdout).toContain(`${oldKid} is retired and verifies until`);
-    // The JWKS publishes the new key at once (at most a second old), on both instances, beside the old one.
-    await new Promise((resolve) => setTimeout(resolve, 1100));
+    // Both instances sign with it once they have re-read the set (KEYS_REFRESH_SECONDS, 1 s), and from then on only
+    // with it. (Checked before any JWKS request, which would make an instance re-read the set itself.)
+    await waitUntil(
+      () => signed[a]!.includes(newKid) && signed[b]!.includes(newKid),
+      rotatedAt + 1000 + 1000 - Date.now(),
+      'both instances signing with the new key',
+    );
+    // The JWKS of each publishes it beside the old one.
     for (const base of [a, b]) {
       const kids = ((await (await fetch(`${base}/v1/oauth/jwks`)).json()) as Json).keys.map(
         (key: Json) => key.kid,
       );
       expect(kids).toEqual(expect.arrayContaining([oldKid, newKid]));
     }
-    // Both instances sign with it once they have re-read the set (KEYS_REFRESH_SECONDS).
-    await new Promise((resolve) => setTimeout(resolve, 1000));
-    rotated = true;
-    stopAt = Date.now() + 1500;
+    const from = { [a]: signed[a]!.indexOf(newKid), [b]: signed[b]!.indexOf(newKid) };
+    await waitUntil(
+      () => signed[a]!.length >= from[a]! + 5 && signed[b]!.length >= from[b]! + 5,
+      10_000,
+      'five more tokens from each instance',
+    );
+    stopped = true;
     await load;
 
     expect(failures).toEqual([]);
     expect(requests).toBeGreaterThan(30);
-    expect([...kidsAfter[a]!]).toEqual([newKid]);
-    expect([...kidsAfter[b]!]).toEqual([newKid]);
+    for (const base of [a, b]) {
+      expect(signed[base]!.slice(0, from[base])).toContain(oldKid);
+      expect(new Set(signed[base]!.slice(from[base]))).toEqual(new Set([newKid]));
+    }
     expect(await ping(a, oldToken)).toBe(200);
     expect(await ping(b, oldToken)).toBe(200);
   }, 60_000);
