@@ -1,5 +1,7 @@
 // The app's SQLite transactions share one connection with the OAuth store: a transaction that awaits real I/O must
 // not take in (and roll back) the statements other requests run meanwhile. Safe by construction, not by a comment.
+// The tests hold a transaction open on a promise they resolve themselves, and yield whole turns of the event loop
+// (setImmediate) where the store would commit a deferred write, so the order of events is fixed, not timed.
 import { randomUUID } from 'node:crypto';
 import Database from 'better-sqlite3';
 import { createConnectionGate } from '../../example-app/db/connection-gate';
@@ -7,29 +9,40 @@ import { sqliteAppDb } from '../../example-app/db/database';
 import { clientRecord, codeRecord, grantRecord } from '../helpers/fixtures';
 import { startExampleApp } from '../helpers/example-app';
 
+const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
+
 test('a store write and a statement issued during a transaction wait for it, and survive its rollback', async () => {
   const app = await startExampleApp();
   try {
     const order: string[] = [];
     const clientId = randomUUID();
+    let wrote!: () => void;
+    const written = new Promise<void>((resolve) => (wrote = resolve));
+    let endIo!: () => void;
+    const io = new Promise<void>((resolve) => (endIo = resolve));
     const transaction = app.db
       .transaction(async (tx) => {
         await tx.run(
           "INSERT INTO companies (name, email, created_at) VALUES ('Rolled back', 'r@b.example', 'now')",
         );
         order.push('transaction wrote');
-        await new Promise((resolve) => setTimeout(resolve, 50)); // real I/O inside the transaction
+        wrote();
+        await io; // real I/O inside the transaction, for as long as the test says
         order.push('transaction fails');
         throw new Error('rollback');
       })
       .catch((error: Error) => error.message);
-    await new Promise((resolve) => setTimeout(resolve, 10));
+    await written;
     const storeWrite = Promise.resolve(
       app.store.registerClient(clientRecord({ clientId, clientName: 'Meanwhile', scope: 'clients:read' })),
     ).then(() => order.push('store wrote'));
     const appWrite = app.db
       .run("INSERT INTO companies (name, email, created_at) VALUES ('Kept', 'k@b.example', 'now')")
       .then(() => order.push('app wrote'));
+    // A turn of the event loop with both waiting: had either run, it would have written inside the transaction.
+    await nextTurn();
+    expect(order).toEqual(['transaction wrote']);
+    endIo();
     expect(await transaction).toBe('rollback');
     await Promise.all([storeWrite, appWrite]);
     expect(order).toEqual(['transaction wrote', 'transaction fails', 'store wrote', 'app wrote']);
@@ -64,7 +77,9 @@ test('a code exchange during a transaction waits for it, survives its rollback, 
           order.push('code consumed');
           return outcome;
         });
-        await new Promise((resolve) => setTimeout(resolve, 50));
+        // Real I/O inside the transaction: turns of the event loop, in which the store's group commit (scheduled
+        // with setImmediate when the code was consumed) comes due and must find the transaction open.
+        for (let turn = 0; turn < 3; turn += 1) await nextTurn();
         order.push('transaction fails');
         throw new Error('rollback');
       })
@@ -111,7 +126,7 @@ test('with nothing under way a statement runs at once; behind a transaction it w
   let finish!: () => void;
   const transaction = gate.exclusive(() => new Promise<void>((resolve) => (finish = resolve)));
   const queued = gate.turn(() => ran.push('queued'));
-  await new Promise((resolve) => setTimeout(resolve, 5));
+  await nextTurn();
   expect(ran).toEqual(['idle']);
   finish();
   await Promise.all([idle, transaction, queued]);
