@@ -4,6 +4,7 @@ import express from 'express';
 import request from 'supertest';
 import { createLogger, isoTime, requestLogger } from '../../example-app/log';
 import { logSink } from '../helpers/log-sink';
+import { waitUntil } from '../helpers/wait';
 
 afterEach(() => jest.useRealTimers());
 
@@ -45,7 +46,8 @@ test.each([
   const { app, lines } = loggedApp();
   const res = await request(app).get(`/status/${code}?code=secret`).set('X-Request-Id', 'trace-1');
   expect(res.headers['x-request-id']).toBe('trace-1');
-  await new Promise((resolve) => setImmediate(resolve));
+  // The request's line is written when its response closes, which the client need not have waited for.
+  await waitUntil(() => lines.length >= 2, 5_000, 'the request line');
   expect(lines).toEqual([
     expect.objectContaining({ level: 30, reqId: 'trace-1', step: 'inside', msg: 'handler ran' }),
     expect.objectContaining({
@@ -71,7 +73,7 @@ test.each([
   const call = request(app).get('/status/200');
   const res = await (given === undefined ? call : call.set('X-Request-Id', given));
   expect(res.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
-  await new Promise((resolve) => setImmediate(resolve));
+  await waitUntil(() => lines.some((line) => line.msg === 'request completed'), 5_000, 'the request line');
   expect(lines.at(-1)).toMatchObject({ reqId: res.headers['x-request-id'] });
 });
 
@@ -79,7 +81,8 @@ test('health probes are not logged; a request cut off before its answer is, as a
   const { app, lines } = loggedApp();
   await request(app).get('/healthz');
   await expect(request(app).get('/cut')).rejects.toThrow();
-  await new Promise((resolve) => setTimeout(resolve, 20));
+  // The probe's response closed before its client had it: a line of its own would be there before the cut one.
+  await waitUntil(() => lines.some((line) => line.msg === 'request aborted'), 5_000, 'the aborted line');
   expect(lines).toEqual([
     expect.objectContaining({
       level: 40,
