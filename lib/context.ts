@@ -9,7 +9,8 @@ import type { OAuthConfig } from './options';
 import type { Pages } from './pages';
 import type { BrowserSession } from './authorize/session';
 import type { EmitEvent, RevokedBy } from './events';
-import type { ClientRecord, OAuthStore } from './store/types';
+import { OAuthError } from './errors';
+import type { ClientRecord, OAuthStore, TokenEndpointAuthMethod } from './store/types';
 
 export interface OAuthContext {
   store: OAuthStore;
@@ -55,10 +56,21 @@ const MAX_CLIENTS = 10_000;
 export function createClientLookup(
   store: OAuthStore,
   documents: ClientDocumentResolver | undefined,
+  authMethods: readonly TokenEndpointAuthMethod[],
 ): (clientId: string, req?: Request) => Promise<ClientRecord | undefined> {
   const known = new Map<string, ClientRecord>();
   return async (clientId, req) => {
-    if (isClientIdUrl(clientId)) return documents?.findClient(clientId, req);
+    if (isClientIdUrl(clientId)) {
+      const client = await documents?.findClient(clientId, req);
+      // A document asking for an authentication method this server does not offer (private_key_jwt, off for a
+      // store without assertion ids) is refused before the user is asked to consent, not after.
+      if (client && !authMethods.includes(client.tokenEndpointAuthMethod))
+        throw new OAuthError(
+          'invalid_client',
+          `This server does not offer token_endpoint_auth_method ${client.tokenEndpointAuthMethod}.`,
+        );
+      return client;
+    }
     const cached = known.get(clientId);
     if (cached) return cached;
     const client = await store.findClient(clientId);

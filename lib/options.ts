@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { isAbsolute } from 'node:path';
 import type { Request } from 'express';
 import type { Store } from 'express-rate-limit';
-import type { MaybePromise } from './store/types';
+import type { MaybePromise, TokenEndpointAuthMethod } from './store/types';
 import type { ScopeCatalogue } from './util/scopes';
 import type { OAuthEvent } from './events';
 import { parsePaths, type EndpointPaths } from './paths';
@@ -147,6 +147,11 @@ export interface OAuthConfig {
   onEvent: ((event: OAuthEvent) => unknown) | undefined;
   cache: Required<BearerCacheOptions>;
   clientDocuments: ClientDocumentConfig;
+  /**
+   * How clients may authenticate at the token, revocation and introspection endpoints, in the order the metadata
+   * lists them; private_key_jwt is dropped for a store that keeps no assertion ids (see router/capabilities.ts).
+   */
+  authMethods: readonly TokenEndpointAuthMethod[];
   isTrustedClient: (clientId: string) => boolean;
   /** Resource-server clients and the resources whose access tokens each may introspect. */
   resourceServers: ReadonlyMap<string, ReadonlySet<string>>;
@@ -300,6 +305,7 @@ export function parseOptions(options: OAuthRouterOptions): OAuthConfig {
     onEvent: parseOnEvent(options.onEvent),
     cache,
     clientDocuments: parseClientDocumentOptions(options.clientMetadataDocuments, fail),
+    authMethods: ['client_secret_basic', 'client_secret_post', 'private_key_jwt', 'none'],
     isTrustedClient: parseTrustedClients(options.trustedClients),
     resourceServers: parseResourceServers(options.resourceServers, resources),
   };

@@ -20,8 +20,11 @@ function markAsPage(res: Response, request?: AuthorizationRequest): void {
   if (request) res.locals.formActionSource = formActionSource(request.redirectUri);
 }
 
+/** What the pages of the authorization endpoint use: the request's client, the browser session, the templates. */
+type PageDeps = Pick<OAuthContext, 'config' | 'findClient' | 'session' | 'pages'>;
+
 function renderSignIn(
-  ctx: OAuthContext,
+  ctx: PageDeps,
   req: Request,
   res: Response,
   request: AuthorizationRequest,
@@ -44,7 +47,7 @@ function renderSignIn(
 }
 
 function renderConsent(
-  ctx: OAuthContext,
+  ctx: PageDeps,
   req: Request,
   res: Response,
   request: AuthorizationRequest,
@@ -66,7 +69,7 @@ function renderConsent(
 }
 
 /** Shows the sign-in page, or the consent page when the user is already signed in. */
-export function authorizePageHandler(ctx: OAuthContext): RequestHandler {
+export function authorizePageHandler(ctx: PageDeps): RequestHandler {
   return handle(async function authorizationPage(req, res) {
     markAsPage(res);
     const request = await validateAuthorizationRequest(ctx, req.query, res);
@@ -81,7 +84,7 @@ export function authorizePageHandler(ctx: OAuthContext): RequestHandler {
 }
 
 /** Reads a form post: the CSRF token must be bound to this browser and the pending request still valid. */
-async function openForm(ctx: OAuthContext, req: Request, res: Response): Promise<AuthorizationRequest> {
+async function openForm(ctx: PageDeps, req: Request, res: Response): Promise<AuthorizationRequest> {
   markAsPage(res);
   const { csrfValid, params } = ctx.session.openForm(req);
   if (!csrfValid) {
@@ -100,7 +103,7 @@ async function openForm(ctx: OAuthContext, req: Request, res: Response): Promise
 }
 
 /** The sign-in form: checks the credentials, remembers the user, then shows consent. */
-export function signInHandler(ctx: OAuthContext): RequestHandler {
+export function signInHandler(ctx: PageDeps & Pick<OAuthContext, 'emit'>): RequestHandler {
   return handle(async function signInForm(req, res) {
     const request = await openForm(ctx, req, res);
     const email = readParam(req.body, 'email')?.trim() ?? '';
@@ -136,7 +139,7 @@ function grantedScopes(body: unknown, requested: string[]): string[] {
 }
 
 /** The consent form: Deny redirects with access_denied; Allow issues a code bound to everything the user saw. */
-export function decisionHandler(ctx: OAuthContext): RequestHandler {
+export function decisionHandler(ctx: PageDeps & Pick<OAuthContext, 'emit' | 'store'>): RequestHandler {
   return handle(async function consentDecision(req, res) {
     const request = await openForm(ctx, req, res);
     const user = await ctx.session.currentUser(req);

@@ -34,7 +34,7 @@ const CARRIED = [
 ];
 
 export async function validateAuthorizationRequest(
-  { findClient, config }: OAuthContext,
+  { findClient, config }: Pick<OAuthContext, 'findClient' | 'config'>,
   source: unknown,
   res: Response,
 ): Promise<AuthorizationRequest> {

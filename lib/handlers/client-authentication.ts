@@ -14,6 +14,9 @@ import { OAuthError } from '../errors';
 import type { ClientRecord, TokenEndpointAuthMethod } from '../store/types';
 import { containsControlCharacter, readParam } from '../util/params';
 
+/** What client authentication reads: clients, their keys, and the assertion-id record of the store. */
+export type ClientAuthenticationDeps = Pick<OAuthContext, 'findClient' | 'clientKeys' | 'store' | 'config'>;
+
 interface PresentedCredentials {
   method: TokenEndpointAuthMethod;
   clientId: string;
@@ -27,7 +30,7 @@ interface PresentedCredentials {
  * the same accepted audiences at every endpoint (assertionAudiences): the issuer, or the token endpoint.
  */
 export async function authenticateClient(
-  ctx: OAuthContext,
+  ctx: ClientAuthenticationDeps,
   req: Request,
   { optional = false }: { optional?: boolean } = {},
 ): Promise<ClientRecord | undefined> {
@@ -56,6 +59,9 @@ export async function authenticateClient(
   }
   if (presented.method === 'private_key_jwt') {
     const { config } = ctx;
+    // Off when the store keeps no assertion ids (router/capabilities.ts): a replayable assertion is no proof.
+    if (!config.authMethods.includes('private_key_jwt'))
+      throw failure('This server does not accept private_key_jwt client authentication.');
     await verifyClientAssertion(presented.assertion!, client, {
       keys: (refetch) => ctx.clientKeys(client, { refetch, req }),
       audiences: assertionAudiences(config.issuer, config.endpoints.token),

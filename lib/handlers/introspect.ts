@@ -5,14 +5,16 @@ import { handle, type OAuthContext } from '../context';
 import { OAuthError } from '../errors';
 import { decideRotation } from '../grants/rotation';
 import type { ClientRecord } from '../store/types';
-import { authenticateClient } from './client-authentication';
-import { findToken, type FoundToken } from './token-lookup';
+import { authenticateClient, type ClientAuthenticationDeps } from './client-authentication';
+import { findToken, type FoundToken, type TokenLookupDeps } from './token-lookup';
 import { readParam, requireParam } from '../util/params';
 
 /** RFC 7662 §2.2: an inactive token gets this and nothing more, whatever the reason. */
 const INACTIVE = Object.freeze({ active: false });
 
-export function introspectHandler(ctx: OAuthContext): RequestHandler {
+export function introspectHandler(
+  ctx: ClientAuthenticationDeps & TokenLookupDeps & Pick<OAuthContext, 'emit'>,
+): RequestHandler {
   return handle(async function introspectionEndpoint(req, res) {
     const client = (await authenticateClient(ctx, req))!;
     // §2.1: the caller must authenticate; a public client's client_id alone proves nothing.
@@ -38,7 +40,7 @@ export function introspectHandler(ctx: OAuthContext): RequestHandler {
 
 /** The introspection response of a token the caller may see, or INACTIVE. */
 async function describe(
-  ctx: OAuthContext,
+  ctx: Pick<OAuthContext, 'config' | 'store'>,
   caller: ClientRecord,
   token: FoundToken,
 ): Promise<{ active: boolean } & Record<string, unknown>> {

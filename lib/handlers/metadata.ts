@@ -1,8 +1,9 @@
 // Discovery documents: authorization-server metadata (RFC 8414), protected-resource metadata (RFC 9728) and the
 // JWKS. Each is serialised once at startup; a request only writes the prepared bytes.
 import type { RequestHandler } from 'express';
-import type { OAuthContext } from '../context';
 import { ASSERTION_ALGORITHMS } from '../crypto/client-assertion';
+import type { JwtSigner } from '../crypto/signer';
+import type { OAuthConfig } from '../options';
 import { protectedResourceMetadataPath } from '../paths';
 
 /** A document serialised once; browser-based MCP clients may read it from any origin. */
@@ -16,10 +17,10 @@ function jsonDocument(document: unknown, cacheControl: string): RequestHandler {
   };
 }
 
-export function authorizationServerMetadataHandler({ config }: OAuthContext): RequestHandler {
-  const { endpoints } = config;
-  const authMethods = ['client_secret_basic', 'client_secret_post', 'private_key_jwt', 'none'];
-  const signingAlgorithms = [...ASSERTION_ALGORITHMS];
+export function authorizationServerMetadataHandler(config: OAuthConfig): RequestHandler {
+  const { endpoints, authMethods } = config;
+  // Algorithms of client assertions: listed only while private_key_jwt is offered.
+  const signingAlgorithms = authMethods.includes('private_key_jwt') ? [...ASSERTION_ALGORITHMS] : undefined;
   return jsonDocument(
     {
       issuer: config.issuer,
@@ -35,12 +36,14 @@ export function authorizationServerMetadataHandler({ config }: OAuthContext): Re
       grant_types_supported: ['authorization_code', 'refresh_token'],
       code_challenge_methods_supported: ['S256'],
       token_endpoint_auth_methods_supported: authMethods,
-      token_endpoint_auth_signing_alg_values_supported: signingAlgorithms,
+      ...(signingAlgorithms && { token_endpoint_auth_signing_alg_values_supported: signingAlgorithms }),
       revocation_endpoint_auth_methods_supported: authMethods,
-      revocation_endpoint_auth_signing_alg_values_supported: signingAlgorithms,
+      ...(signingAlgorithms && { revocation_endpoint_auth_signing_alg_values_supported: signingAlgorithms }),
       // RFC 7662 §2.1: introspection callers must authenticate, so "none" is not offered.
       introspection_endpoint_auth_methods_supported: authMethods.filter((method) => method !== 'none'),
-      introspection_endpoint_auth_signing_alg_values_supported: signingAlgorithms,
+      ...(signingAlgorithms && {
+        introspection_endpoint_auth_signing_alg_values_supported: signingAlgorithms,
+      }),
       authorization_response_iss_parameter_supported: true,
       // draft-ietf-oauth-client-id-metadata-document §6: an https URL may be sent as client_id.
       ...(config.clientDocuments.enabled ? { client_id_metadata_document_supported: true } : {}),
@@ -50,7 +53,7 @@ export function authorizationServerMetadataHandler({ config }: OAuthContext): Re
   );
 }
 
-export function protectedResourceMetadataHandler({ config }: OAuthContext, resource: string): RequestHandler {
+export function protectedResourceMetadataHandler(config: OAuthConfig, resource: string): RequestHandler {
   return jsonDocument(
     {
       resource,
@@ -65,7 +68,7 @@ export function protectedResourceMetadataHandler({ config }: OAuthContext, resou
   );
 }
 
-export function jwksHandler({ signer }: OAuthContext): RequestHandler {
+export function jwksHandler(signer: JwtSigner): RequestHandler {
   // Short caching: a verifier elsewhere must see a newly added key soon after a rotation.
   const cacheControl = 'public, max-age=300';
   if (!signer.reloadKeys) return jsonDocument(signer.jwks(), cacheControl);

@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import type { RequestHandler } from 'express';
 import { handle, type OAuthContext } from '../context';
 import { hashSecret, randomSecret } from '../crypto/secrets';
+import { OAuthError } from '../errors';
 import type { ClientRecord } from '../store/types';
 import { validateClientMetadata } from '../util/client-metadata';
 
@@ -25,9 +26,20 @@ export function registrationResponse(
   };
 }
 
-export function registerHandler({ store, config, emit }: OAuthContext): RequestHandler {
+export function registerHandler({
+  store,
+  config,
+  emit,
+}: Pick<OAuthContext, 'store' | 'config' | 'emit'>): RequestHandler {
   return handle(async function registrationEndpoint(req, res) {
     const metadata = validateClientMetadata(req.body, config.scopeNames);
+    if (!config.authMethods.includes(metadata.tokenEndpointAuthMethod)) {
+      // RFC 7591 §3.2.2: a value the server does not support is invalid client metadata.
+      throw new OAuthError(
+        'invalid_client_metadata',
+        `This server does not offer token_endpoint_auth_method ${metadata.tokenEndpointAuthMethod}; use one of ${config.authMethods.join(', ')}.`,
+      );
+    }
     // Only the shared-secret methods get a secret; a private_key_jwt client proves itself with its own keys.
     const confidential = metadata.tokenEndpointAuthMethod.startsWith('client_secret_');
     const clientSecret = confidential ? randomSecret() : undefined;

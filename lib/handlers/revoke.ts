@@ -3,11 +3,13 @@
 import type { Request, RequestHandler } from 'express';
 import { handle, type OAuthContext } from '../context';
 import { OAuthError } from '../errors';
-import { authenticateClient } from './client-authentication';
-import { findToken, ownerOf } from './token-lookup';
+import { authenticateClient, type ClientAuthenticationDeps } from './client-authentication';
+import { findToken, ownerOf, type TokenLookupDeps } from './token-lookup';
 import { readParam, requireParam } from '../util/params';
 
-export function revokeHandler(ctx: OAuthContext): RequestHandler {
+export function revokeHandler(
+  ctx: ClientAuthenticationDeps & TokenLookupDeps & Pick<OAuthContext, 'revokeGrant'>,
+): RequestHandler {
   return handle(async function revocationEndpoint(req: Request, res) {
     // Credentials are optional (possession of the refresh token is the proof), but wrong ones are refused.
     const client = await authenticateClient(ctx, req, { optional: true });

@@ -10,7 +10,10 @@ import type { RefreshTokenLookup } from '../store/types';
 export type FoundToken =
   { kind: 'access_token'; claims: AccessTokenClaims } | { kind: 'refresh_token'; found: RefreshTokenLookup };
 
-type Lookup = (ctx: OAuthContext, token: string) => Promise<FoundToken | undefined>;
+/** What the lookups read: the signer and config for access tokens, the store for refresh tokens. */
+export type TokenLookupDeps = Pick<OAuthContext, 'signer' | 'config' | 'store'>;
+
+type Lookup = (ctx: TokenLookupDeps, token: string) => Promise<FoundToken | undefined>;
 
 const findAccessToken: Lookup = async ({ signer, config }, token) => {
   if (token.split('.').length !== 3) return undefined;
@@ -43,7 +46,7 @@ const findRefreshToken: Lookup = async ({ store }, token) => {
  * lookups; an unknown hint is ignored). Undefined for anything unknown, expired, malformed or not signed by us.
  */
 export async function findToken(
-  ctx: OAuthContext,
+  ctx: TokenLookupDeps,
   token: string,
   hint: string | undefined,
 ): Promise<FoundToken | undefined> {

@@ -7,7 +7,7 @@ import { issueRefreshToken, refreshTokenKey } from '../crypto/refresh-token';
 import { rotateRefreshToken } from '../grants/rotation';
 import { hashSecret } from '../crypto/secrets';
 import { OAuthError, isOAuthError } from '../errors';
-import { authenticateClient } from './client-authentication';
+import { authenticateClient, type ClientAuthenticationDeps } from './client-authentication';
 import type { AuthorizationCodeRecord, ClientRecord, GrantRecord } from '../store/types';
 import { readParam, readResource, requireParam } from '../util/params';
 import { parseScope } from '../util/scopes';
@@ -20,9 +20,12 @@ interface TokenResponse {
   scope: string;
 }
 
+/** What the token endpoint uses: client authentication, the store, the signer, events and grant revocation. */
+type TokenDeps = ClientAuthenticationDeps & Pick<OAuthContext, 'signer' | 'emit' | 'revokeGrant'>;
+
 const invalidGrant = (description: string) => new OAuthError('invalid_grant', description);
 
-export function tokenHandler(ctx: OAuthContext): RequestHandler {
+export function tokenHandler(ctx: TokenDeps): RequestHandler {
   return handle(async function tokenEndpoint(req, res) {
     try {
       await answerTokenRequest(ctx, req, res);
@@ -39,7 +42,7 @@ export function tokenHandler(ctx: OAuthContext): RequestHandler {
   });
 }
 
-async function answerTokenRequest(ctx: OAuthContext, req: Request, res: Response): Promise<void> {
+async function answerTokenRequest(ctx: TokenDeps, req: Request, res: Response): Promise<void> {
   const client = (await authenticateClient(ctx, req))!;
   const grantType = requireParam(req.body, 'grant_type');
   if (grantType !== 'authorization_code' && grantType !== 'refresh_token') {
@@ -63,7 +66,7 @@ async function answerTokenRequest(ctx: OAuthContext, req: Request, res: Response
   res.end(json);
 }
 
-async function exchangeCode(ctx: OAuthContext, req: Request, client: ClientRecord): Promise<TokenResponse> {
+async function exchangeCode(ctx: TokenDeps, req: Request, client: ClientRecord): Promise<TokenResponse> {
   const { store } = ctx;
   const code = requireParam(req.body, 'code');
   const redirectUri = requireParam(req.body, 'redirect_uri');
@@ -116,7 +119,7 @@ async function exchangeCode(ctx: OAuthContext, req: Request, client: ClientRecor
   return accessTokenResponse(ctx, outcome.grant, record.scopes, refreshToken?.token);
 }
 
-async function refresh(ctx: OAuthContext, req: Request, client: ClientRecord): Promise<TokenResponse> {
+async function refresh(ctx: TokenDeps, req: Request, client: ClientRecord): Promise<TokenResponse> {
   const { store, config } = ctx;
   const presentedKey = refreshTokenKey(requireParam(req.body, 'refresh_token'));
   const scopeParam = readParam(req.body, 'scope');
@@ -168,7 +171,7 @@ const codeIds = (code: AuthorizationCodeRecord) => ({
 });
 
 function accessTokenResponse(
-  ctx: OAuthContext,
+  ctx: Pick<OAuthContext, 'config' | 'signer'>,
   grant: GrantRecord,
   scopes: string[],
   refreshToken: string | undefined,

@@ -41,10 +41,9 @@ export interface RequireBearerOptions {
 const BEARER_HEADER = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i;
 
 export function createRequireBearer(
-  ctx: OAuthContext,
+  { config, signer }: Pick<OAuthContext, 'config' | 'signer'>,
   cache: BearerCache,
 ): (options?: RequireBearerOptions) => RequestHandler {
-  const { config, signer } = ctx;
   return function requireBearer(options = {}) {
     const resource = (options.resource ?? config.resources[0]!).replace(/\/+$/, '');
     if (!config.resources.includes(resource)) {

@@ -198,11 +198,6 @@ test.each<[string, Partial<OAuthRouterOptions> | null, RegExp]>([
 test.each([
   ['no store', () => createOAuthRouter(undefined as never, signer, base), /first argument must be a store/],
   ['no signer', () => createOAuthRouter(store, {} as never, base), /second argument must be a signer/],
-  [
-    'a store from before assertion ids',
-    () => createOAuthRouter({ ...store, useAssertionId: undefined } as never, signer, base),
-    /the store has no useAssertionId/,
-  ],
 ])('refuses %s', (_name, create, message) => {
   expect(create).toThrow(message);
 });

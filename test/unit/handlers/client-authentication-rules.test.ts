@@ -63,7 +63,12 @@ function fake(): Fake {
   const keyCalls: Fake['keyCalls'] = [];
   const used: Fake['used'] = [];
   const ctx = {
-    config: { issuer: ISSUER, endpoints: { token: TOKEN_ENDPOINT }, now: () => NOW },
+    config: {
+      issuer: ISSUER,
+      endpoints: { token: TOKEN_ENDPOINT },
+      now: () => NOW,
+      authMethods: ['client_secret_basic', 'client_secret_post', 'private_key_jwt', 'none'],
+    },
     store: {
       useAssertionId: (clientId: string, jti: string, expiresAt: number) => {
         used.push([clientId, jti, expiresAt]);

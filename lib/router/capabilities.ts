@@ -1,0 +1,34 @@
+// What the store can do decides what the router offers. OAuthStore has two optional methods; a store without one
+// turns its feature off, in the metadata and at every endpoint, the way the MCP SDK's optional provider methods
+// switch endpoints off. The operator is told once, when the router is created, not on every refused request.
+import type { OAuthConfig } from '../options';
+import type { OAuthStore } from '../store/types';
+
+/** The config with the features the store cannot keep turned off; `warn` hears of each one. */
+export function applyStoreCapabilities(
+  store: OAuthStore,
+  config: OAuthConfig,
+  warn: (message: string) => void = console.warn,
+): OAuthConfig {
+  let adjusted = config;
+  // RFC 7523 §3 item 7: an assertion is single-use; without a store-wide record of its jti that cannot be kept.
+  if (typeof store.useAssertionId !== 'function' && config.authMethods.includes('private_key_jwt')) {
+    warn(
+      'express-mcp-oauth: the store has no useAssertionId(), so private_key_jwt client authentication is off. ' +
+        'Implement it (see OAuthStore) to offer it.',
+    );
+    adjusted = {
+      ...adjusted,
+      authMethods: adjusted.authMethods.filter((method) => method !== 'private_key_jwt'),
+    };
+  }
+  // A document client's grant must name a stored copy of the document, written in the same step as the grant.
+  if (typeof store.createGrantWithClient !== 'function' && config.clientDocuments.enabled) {
+    warn(
+      'express-mcp-oauth: the store has no createGrantWithClient(), so Client ID Metadata Documents are off. ' +
+        'Implement it (see OAuthStore) to accept them, or set clientMetadataDocuments: { enabled: false }.',
+    );
+    adjusted = { ...adjusted, clientDocuments: { ...adjusted.clientDocuments, enabled: false } };
+  }
+  return adjusted;
+}

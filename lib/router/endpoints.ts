@@ -1,0 +1,133 @@
+// Where each endpoint is mounted and what runs in front of it: CORS, rate limits, a body parser, the control-character
+// check, then its handler; every other method gets 405 with Allow. Each handler gets only the services it uses.
+import express, { type RequestHandler, type Router } from 'express';
+import { authorizePageHandler, decisionHandler, signInHandler } from '../authorize/handlers';
+import type { OAuthContext } from '../context';
+import {
+  authorizationServerMetadataHandler,
+  jwksHandler,
+  protectedResourceMetadataHandler,
+} from '../handlers/metadata';
+import { introspectHandler } from '../handlers/introspect';
+import { registerHandler } from '../handlers/register';
+import { revokeHandler } from '../handlers/revoke';
+import { tokenHandler } from '../handlers/token';
+import { allowMethods } from '../middleware/allowed-methods';
+import { refuseControlCharacters } from '../middleware/control-characters';
+import { openCors } from '../middleware/cors';
+import type { OwnPaths } from '../middleware/own-paths';
+import type { RateLimiters } from '../middleware/rate-limits';
+import { decisionPath, protectedResourceMetadataPath, signInPath } from '../paths';
+import type { BodyParsers } from './body-parsers';
+
+// Public documents: GET with open CORS (set by the document handler itself, one step less on a hot path), OPTIONS
+// for preflights, 405 for the rest.
+const metadataCors = openCors(['GET']);
+
+function serveDocument(target: Router, path: string, handler: RequestHandler): void {
+  target
+    .route(path)
+    .get(handler)
+    .options(metadataCors)
+    .all(allowMethods(['GET']));
+}
+
+/** The well-known documents (RFC 8414 §3.1, RFC 9728 §3.1) on `target`, at their absolute paths. */
+export function mountWellKnown(
+  target: Router,
+  ctx: Pick<OAuthContext, 'config'>,
+  add: (path: string) => string = (path) => path,
+): void {
+  const { config } = ctx;
+  // RFC 8414 §3.1: for an issuer with a path, the well-known segment goes between host and path.
+  serveDocument(
+    target,
+    add(`/.well-known/oauth-authorization-server${config.mountPath}`),
+    authorizationServerMetadataHandler(config),
+  );
+  for (const resource of config.resources) {
+    serveDocument(
+      target,
+      add(protectedResourceMetadataPath(resource)),
+      protectedResourceMetadataHandler(config, resource),
+    );
+  }
+}
+
+/** Every endpoint below the issuer, on the router; `own` records each path the router serves. */
+export function mountEndpoints(
+  router: Router,
+  ctx: OAuthContext,
+  { limits, parsers, own }: { limits: RateLimiters; parsers: BodyParsers; own: OwnPaths },
+): void {
+  const { config, pages } = ctx;
+  const { paths } = config;
+  const { form, formOrJson, registrationJson } = parsers;
+  const plainText = refuseControlCharacters();
+  if (config.mountPath !== '') {
+    // Clients that append the well-known suffix to the issuer find it too.
+    serveDocument(
+      router,
+      own.add('/.well-known/oauth-authorization-server'),
+      authorizationServerMetadataHandler(config),
+    );
+  }
+  serveDocument(router, own.add(paths.jwks), jwksHandler(ctx.signer));
+  router
+    .route(own.add(paths.registration))
+    .all(openCors(['POST']))
+    .post(
+      limits.register,
+      registrationJson,
+      refuseControlCharacters('invalid_client_metadata'),
+      registerHandler(ctx),
+    )
+    .all(allowMethods(['POST']));
+  router
+    .route(own.add(paths.authorization))
+    .get(pages.headers, limits.authorize, plainText, authorizePageHandler(ctx))
+    .all(allowMethods(['GET']));
+  router
+    .route(own.add(signInPath(paths)))
+    .post(
+      pages.headers,
+      limits.authorize,
+      form,
+      plainText,
+      limits.signIn,
+      limits.signInPerAccount,
+      limits.signInSlowdown,
+      signInHandler(ctx),
+    )
+    .all(allowMethods(['POST']));
+  router
+    .route(own.add(decisionPath(paths)))
+    .post(pages.headers, limits.authorize, form, plainText, decisionHandler(ctx))
+    .all(allowMethods(['POST']));
+  router
+    .route(own.add(paths.token))
+    .all(openCors(['POST']))
+    .post(limits.token, formOrJson, plainText, tokenHandler(ctx))
+    .all(allowMethods(['POST']));
+  router
+    .route(own.add(paths.revocation))
+    .all(openCors(['POST']))
+    .post(limits.revoke, formOrJson, plainText, revokeHandler(ctx))
+    .all(allowMethods(['POST']));
+  // Server to server: no CORS, so no browser page can ask.
+  router
+    .route(own.add(paths.introspection))
+    .post(limits.introspect, formOrJson, plainText, introspectHandler(ctx))
+    .all(allowMethods(['POST']));
+}
+
+/** A router of its own for the well-known documents, for an app to mount at its root when the issuer has a path. */
+export function wellKnownRouter(
+  ctx: Pick<OAuthContext, 'config'>,
+  errorHandler: express.ErrorRequestHandler,
+): Router {
+  const router = express.Router();
+  mountWellKnown(router, ctx);
+  router.use(errorHandler);
+  return router;
+}

@@ -1,0 +1,99 @@
+// createOAuthRouter: checks its arguments, parses the options once, turns off what the store cannot keep, builds the
+// shared services, mounts every endpoint on one Express router, and hands the host app what it needs beside it.
+import express, { type Request, type RequestHandler, type Router } from 'express';
+import type { OAuthContext } from '../context';
+import type { JwtSigner } from '../crypto/signer';
+import { createRequireBearer, type RequireBearerOptions } from '../middleware/bearer';
+import { createErrorHandler } from '../middleware/error-handler';
+import { createOwnPaths } from '../middleware/own-paths';
+import { createRateLimiters } from '../middleware/rate-limits';
+import { parseOptions, type LifetimeOptions, type OAuthEndpoints, type OAuthRouterOptions } from '../options';
+import type { OAuthStore } from '../store/types';
+import type { ScopeCatalogue } from '../util/scopes';
+import { createBodyParsers } from './body-parsers';
+import { applyStoreCapabilities } from './capabilities';
+import { mountEndpoints, mountWellKnown, wellKnownRouter } from './endpoints';
+import { createServices } from './services';
+
+/** The router returned by createOAuthRouter, with what the host app needs beside it. */
+export interface OAuthRouter extends Router {
+  /** Middleware for the tool server: a valid access token for the resource, with the given scopes. */
+  requireBearer(options?: RequireBearerOptions): RequestHandler;
+  /** The well-known documents at their absolute paths; mount at the app's root when the issuer has a path. */
+  wellKnown: Router;
+  /**
+   * Revokes a grant (a "connected app"): its refresh tokens at once, its access tokens at their next use. Say who
+   * did it for the grant.revoked event (default `admin`), with the request when there is one. True if this call
+   * revoked it.
+   */
+  revokeGrant(
+    grantId: string,
+    cause?: { by?: 'user' | 'admin'; req?: Request; userId?: string; clientId?: string },
+  ): Promise<boolean>;
+  /** Read-only facts about this server (issuer, endpoint URLs, resources, scopes, lifetimes); never its secret. */
+  info: OAuthServerInfo;
+  /**
+   * The rate limits of the built-in sign-in form (failed sign-ins per address and per account), to mount in front of
+   * any other sign-in form of the host app, after its body parser: the same counters (shared through the rate-limit
+   * store when one is configured), so a guesser gains nothing by switching forms. A refused request goes to `next`
+   * as an OAuthError too_many_requests (status 429).
+   */
+  signInLimits: RequestHandler[];
+}
+
+/** What the host app may read of the parsed options: public facts, frozen. */
+export interface OAuthServerInfo {
+  readonly issuer: string;
+  readonly endpoints: Readonly<OAuthEndpoints>;
+  readonly resources: readonly string[];
+  readonly scopes: ScopeCatalogue;
+  readonly lifetimes: Readonly<Required<LifetimeOptions>>;
+}
+
+export function createOAuthRouter(
+  store: OAuthStore,
+  signer: JwtSigner,
+  options: OAuthRouterOptions,
+): OAuthRouter {
+  checkArguments(store, signer);
+  const config = applyStoreCapabilities(store, parseOptions(options));
+  const { ctx, cache } = createServices(store, signer, config);
+  const limits = createRateLimiters(config, ctx.emit);
+  const errorHandler = createErrorHandler(config, ctx.pages);
+
+  const router = express.Router() as OAuthRouter;
+  // A request for a path none of the routes serve leaves at this first layer instead of being matched against each.
+  const own = createOwnPaths();
+  router.use(own.skipOthers);
+  // Mounted at the root, the well-known documents sit in this router itself rather than one router deeper.
+  if (config.mountPath === '') mountWellKnown(router, ctx, own.add);
+  mountEndpoints(router, ctx, { limits, parsers: createBodyParsers(), own });
+  router.use(errorHandler);
+
+  router.requireBearer = createRequireBearer(ctx, cache);
+  router.wellKnown = wellKnownRouter(ctx, errorHandler);
+  router.revokeGrant = (grantId, cause = {}) =>
+    ctx.revokeGrant(grantId, { ...cause, by: cause.by ?? 'admin' });
+  router.info = serverInfo(ctx);
+  router.signInLimits = [limits.signIn, limits.signInPerAccount, limits.signInSlowdown];
+  return router;
+}
+
+function checkArguments(store: OAuthStore, signer: JwtSigner): void {
+  if (!store || typeof store.findClient !== 'function')
+    throw new TypeError(
+      'createOAuthRouter: the first argument must be a store (e.g. createSqliteStore(path)).',
+    );
+  if (!signer || typeof signer.signAccessToken !== 'function')
+    throw new TypeError('createOAuthRouter: the second argument must be a signer (createJwtSigner()).');
+}
+
+function serverInfo({ config }: Pick<OAuthContext, 'config'>): OAuthServerInfo {
+  return Object.freeze({
+    issuer: config.issuer,
+    endpoints: Object.freeze({ ...config.endpoints }),
+    resources: Object.freeze([...config.resources]),
+    scopes: config.scopes,
+    lifetimes: Object.freeze({ ...config.lifetimes }),
+  });
+}

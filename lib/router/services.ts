@@ -1,0 +1,68 @@
+// What the endpoints share, built once from the parsed options: the store and signer, sealing and sessions for the
+// browser, the pages, audit events, the client lookup (registrations and metadata documents) and grant revocation.
+import { createSealer } from '../authorize/seal';
+import { createBrowserSession } from '../authorize/session';
+import { createClientDocumentResolver } from '../cimd/resolver';
+import { createSafeFetcher, systemResolveHost } from '../cimd/safe-fetch';
+import { createClientLookup, type OAuthContext } from '../context';
+import type { JwtSigner } from '../crypto/signer';
+import { createEventEmitter } from '../events';
+import { createBearerCache, type BearerCache } from '../middleware/bearer-cache';
+import type { OAuthConfig } from '../options';
+import { createPages } from '../pages';
+import type { OAuthStore } from '../store/types';
+
+/** The shared services, and the bearer check's memory of grants (revocation clears it at once). */
+export function createServices(
+  store: OAuthStore,
+  signer: JwtSigner,
+  config: OAuthConfig,
+): { ctx: OAuthContext; cache: BearerCache } {
+  const sealer = createSealer(config.secret, config.now);
+  const cache = createBearerCache(store, config.cache, config.now);
+  const emit = createEventEmitter(
+    config.onEvent,
+    (error, req) =>
+      req ? config.onError(error, req) : console.error('express-mcp-oauth: onEvent failed', error),
+    config.now,
+  );
+  const settings = config.clientDocuments;
+  // The resolver also fetches the jwks_uri of registered private_key_jwt clients, so it exists either way.
+  const resolver = createClientDocumentResolver({
+    settings,
+    fetcher: createSafeFetcher({
+      allowLoopback: settings.allowLoopback,
+      timeoutMs: settings.timeoutMs,
+      ca: settings.ca,
+      resolveHost: settings.resolveHost ?? systemResolveHost,
+    }),
+    scopeCatalogue: config.scopeNames,
+    now: config.now,
+    onFetched: (clientId, req) => emit(req, 'client.document_fetched', { clientId }),
+    // The caller was told only that the fetch failed; the operator gets the whole story here.
+    onFailed: ({ clientId, reason, detail }, req) =>
+      emit(req, 'client.fetch_failed', { clientId, reason, detail }),
+  });
+  const ctx: OAuthContext = {
+    store,
+    signer,
+    config,
+    sealer,
+    pages: createPages(config),
+    session: createBrowserSession(config, sealer),
+    findClient: createClientLookup(store, settings.enabled ? resolver : undefined, config.authMethods),
+    clientKeys: (client, options) => resolver.clientKeys(client, options),
+    revokeGrant: async (grantId, cause) => {
+      // This process refuses the grant's tokens from now on, before the store has even answered.
+      cache.forgetGrant(grantId);
+      const revoked = Boolean(await store.revokeGrant(grantId));
+      if (revoked && cause) {
+        const { req, by, clientId, userId } = cause;
+        emit(req, 'grant.revoked', { grantId, by, clientId, userId });
+      }
+      return revoked;
+    },
+    emit,
+  };
+  return { ctx, cache };
+}
