@@ -1,5 +1,6 @@
 // Expired rows are deleted on a schedule: under a steady flow of short-lived grants (with a code and an assertion id
-// each), the tables stop growing instead of keeping every row ever written.
+// each), the tables stop growing instead of keeping every row ever written. Time is Jest's fake clock (Date and the
+// schedule's setInterval): 4.5 s of traffic pass in a few milliseconds, the same every run.
 import { randomUUID } from 'node:crypto';
 import { hashSecret, randomSecret } from '../../lib/crypto/secrets';
 import { clientRecord } from '../helpers/fixtures';
@@ -8,15 +9,19 @@ import { startExampleApp } from '../helpers/example-app';
 const count = async (app: Awaited<ReturnType<typeof startExampleApp>>, table: string) =>
   Number((await app.db.get<{ n: number }>(`SELECT count(*) AS n FROM ${table}`))!.n);
 
+afterEach(() => jest.useRealTimers());
+
 test('under a steady flow of expiring grants the tables stop growing', async () => {
+  // I/O and setImmediate (the store's group commit) stay real: only the clock and the timers are Jest's.
+  jest.useFakeTimers({ doNotFake: ['nextTick', 'queueMicrotask', 'setImmediate', 'clearImmediate'] });
   const app = await startExampleApp({ PURGE_INTERVAL_SECONDS: '1' });
   try {
     const clientId = randomUUID();
     await app.store.registerClient(clientRecord({ clientId, clientName: 'Flow', scope: 'clients:read' }));
     const samples: number[] = [];
     let written = 0;
-    const started = Date.now();
-    while (Date.now() - started < 4500) {
+    // One grant every 50 ms for 4.5 s.
+    for (let step = 0; step < 90; step += 1) {
       const now = Date.now();
       const grantId = randomUUID();
       // Each lives 300 ms: without a purge, every one of them would still be in the tables at the end.
@@ -46,11 +51,11 @@ test('under a steady flow of expiring grants the tables stop growing', async () 
       await app.store.useAssertionId!(clientId, randomUUID(), now + 300);
       written += 1;
       if (written % 20 === 0) samples.push(await count(app, 'oauth_grants'));
-      await new Promise((resolve) => setTimeout(resolve, 50));
+      // Fires the schedule at each whole second, and lets its pass run to the end.
+      await jest.advanceTimersByTimeAsync(50);
     }
-    // About 20 grants a second, each gone within its 0.3 s life and the 1 s schedule: never many more than 30.
+    // 20 grants a second, each gone within its 0.3 s life and the 1 s schedule: never many more than 30.
     console.log(`purge: ${written} grants written, grant rows sampled each second: ${samples.join(', ')}`);
-    expect(written).toBeGreaterThan(60);
     expect(Math.max(...samples.slice(1))).toBeLessThan(45);
     expect(await count(app, 'oauth_grants')).toBeLessThan(45);
     expect(await count(app, 'oauth_authorization_codes')).toBeLessThan(45);
@@ -58,4 +63,4 @@ test('under a steady flow of expiring grants the tables stop growing', async () 
   } finally {
     await app.stop();
   }
-}, 20_000);
+});
