@@ -1,5 +1,5 @@
 // The default store: SQLite through better-sqlite3, with every atomic operation in an IMMEDIATE transaction.
-import BetterSqlite3, { type Database } from 'better-sqlite3';
+import type { Database } from 'better-sqlite3';
 import { grantKeyRange } from '../crypto/refresh-token';
 import { createGroupCommit } from './group-commit';
 import { migrateSqlite } from './sqlite-schema';
@@ -48,7 +48,10 @@ export function createSqliteStore(
     throw new TypeError('createSqliteStore: pass a file path or a better-sqlite3 Database.');
   }
   const now = options.now ?? Date.now;
-  const db = ownsDatabase ? new BetterSqlite3(pathOrDatabase) : pathOrDatabase;
+  // Loaded here, not at import: an app on another store never loads the native module (nor needs it built).
+  const db = ownsDatabase
+    ? new (require('better-sqlite3') as typeof import('better-sqlite3'))(pathOrDatabase)
+    : pathOrDatabase;
   // WAL lets readers (the bearer check) run beside a writer; NORMAL sync is durable across process crashes.
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = NORMAL');
