@@ -2,7 +2,7 @@
 // process does not crash on pg's 'error' event, and the next transaction gets a fresh connection.
 import { Pool } from 'pg';
 import { postgresAppDb } from '../../example-app/db/database';
-import { createTestDatabase, type TestDatabase } from '../helpers/postgres-database';
+import { createTestDatabase, waitUntilBlockedBy, type TestDatabase } from '../helpers/postgres-database';
 import { describeWith } from '../helpers/services';
 import { startTcpProxy } from '../helpers/tcp-proxy';
 
@@ -29,7 +29,7 @@ describeWith('app database on PostgreSQL', { postgres: true }, () => {
     try {
       const pending = db.transaction((tx) => tx.run('UPDATE counters SET n = n + 1 WHERE id = 1'));
       pending.catch(() => undefined);
-      await new Promise((resolve) => setTimeout(resolve, 200));
+      await waitUntilBlockedBy(blocker, direct);
       await proxy.cut();
       await expect(pending).rejects.toThrow(/terminated|ECONNRESET|closed/i);
     } finally {

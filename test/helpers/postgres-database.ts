@@ -1,8 +1,9 @@
 // A fresh PostgreSQL database for one test file, dropped afterwards: instances of the app share it as they would
 // share a production database.
 import { randomBytes } from 'node:crypto';
-import { Client } from 'pg';
+import { Client, type Pool, type PoolClient } from 'pg';
 import { DATABASE_URL } from './services';
+import { waitUntil } from './wait';
 
 export interface TestDatabase {
   url: string;
@@ -48,4 +49,28 @@ export async function createTestDatabase(): Promise<TestDatabase> {
       await cleanup.end();
     },
   };
+}
+
+/**
+ * Resolves once another session waits for a lock `blocker` holds (pg_blocking_pids): the moment a test knows a
+ * transaction is inside its statement, to cut its connection there. Asked on `observer`, another connection, since
+ * pg_stat_activity does not change within a transaction.
+ */
+export async function waitUntilBlockedBy(
+  blocker: PoolClient | Client,
+  observer: Pool | Client,
+): Promise<void> {
+  const { rows } = await blocker.query('SELECT pg_backend_pid() AS pid');
+  const pid = rows[0].pid as number;
+  await waitUntil(
+    async () =>
+      (
+        await observer.query(
+          'SELECT count(*)::int AS n FROM pg_stat_activity WHERE $1 = ANY(pg_blocking_pids(pid))',
+          [pid],
+        )
+      ).rows[0].n > 0,
+    10_000,
+    `a session waiting for the lock of backend ${pid}`,
+  );
 }

@@ -7,6 +7,7 @@ import { createFakeClock } from '../../helpers/clock';
 import { expectV3HistoryMigrated, v3History } from '../../helpers/v3-rotation-history';
 import { clientRecord, codeRecord, grantRecord } from '../../helpers/fixtures';
 import { startTcpProxy } from '../../helpers/tcp-proxy';
+import { waitUntilBlockedBy } from '../../helpers/postgres-database';
 import { DATABASE_URL, describeWith } from '../../helpers/services';
 import { waitUntil } from '../../helpers/wait';
 
@@ -170,7 +171,7 @@ describeWith('PostgreSQL store setup', { postgres: true }, () => {
     try {
       const pending = Promise.resolve(store.consumeAuthorizationCode(code.codeHash));
       pending.catch(() => undefined);
-      await new Promise((resolve) => setTimeout(resolve, 200));
+      await waitUntilBlockedBy(blocker, admin);
       await proxy.cut();
       await expect(pending).rejects.toThrow(/terminated|ECONNRESET|closed/i);
     } finally {
