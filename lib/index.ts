@@ -1,10 +1,104 @@
-// The public contract of express-mcp-oauth: named re-exports only. Everything not exported here is internal.
+// The public contract of express-mcp-oauth: named re-exports only, grouped by module. Everything not exported here
+// is internal.
+
+// ---------------------------------------------------------------------------------------------------------------
+// The router: every OAuth endpoint, mounted on one Express router (lib/router/)
+// ---------------------------------------------------------------------------------------------------------------
+
+/** Creates the Express router with every OAuth endpoint, and the bearer check for the tool server. */
+export { createOAuthRouter } from './router';
+/** The router and what it carries: requireBearer, wellKnown, revokeGrant, info, signInLimits. */
+export type { OAuthRouter, OAuthServerInfo } from './router';
+/** The router's options, the user the host app signs in, lifetimes, rate limits and a rate-limit store. */
+export type {
+  BearerCacheOptions,
+  LifetimeOptions,
+  OAuthEndpoints,
+  OAuthRouterOptions,
+  OAuthUser,
+  RateLimitOptions,
+  RateLimitStore,
+} from './options';
+/** One rate limit's settings and the names of the limits. */
+export type { LimitOptions, RateLimitName, SlowdownOptions } from './rate-limit-options';
+/** A scope catalogue: each scope with the plain words the consent page shows. */
+export type { ScopeCatalogue } from './util/scopes';
+/** Where each endpoint lives below the issuer (the `paths` option), and the defaults. */
+export type { EndpointPaths } from './paths';
+export { DEFAULT_PATHS } from './paths';
+/** The built-in pages' stylesheet (CSS text), for a host app's own pages to look like the consent page. */
+export { PAGE_STYLESHEET } from './pages';
+
+// ---------------------------------------------------------------------------------------------------------------
+// The bearer check of the tool server (lib/middleware/bearer.ts)
+// ---------------------------------------------------------------------------------------------------------------
+
+/** What requireBearer accepts, and what it puts on req.auth. */
+export type { AuthenticatedRequest, BearerAuth, RequireBearerOptions } from './middleware/bearer';
+/**
+ * Answers a refusal of a protected route the way requireBearer does: the error's status, `WWW-Authenticate: Bearer
+ * resource_metadata=..., [scope=...,] error=..., error_description=...` (RFC 6750 §3, RFC 9728 §5.1), exposed to
+ * browsers, no-store, and the error as JSON. Without an error: the bare challenge of a request with no token.
+ */
+export { refuseBearer } from './middleware/bearer-refusal';
+
+// ---------------------------------------------------------------------------------------------------------------
+// Scope-gated MCP tools (lib/mcp/): needs @modelcontextprotocol/sdk
+// ---------------------------------------------------------------------------------------------------------------
+
+/**
+ * A stateless MCP endpoint for `@modelcontextprotocol/sdk` servers, mounted after requireBearer: servers built once
+ * and reused, tools listed and callable only with their scopes (403 insufficient_scope otherwise). Needs the SDK.
+ */
+export { createMcpHandler } from './mcp/handler';
+/** createMcpHandler's options, and what it needs of a server. */
+export type { McpHandlerOptions } from './mcp/handler';
+export type { McpServerLike } from './mcp/server-pool';
+
+// ---------------------------------------------------------------------------------------------------------------
+// Clients that identify themselves by URL: Client ID Metadata Documents (lib/cimd/)
+// ---------------------------------------------------------------------------------------------------------------
+
+/** How a page should name a client: its name, the host that published its metadata document, or "unverified". */
+export { describeClient } from './cimd/client-document';
+export type { ClientIdentity } from './cimd/client-document';
+/** Options of Client ID Metadata Documents and of the SSRF-safe fetcher (documents and jwks_uri). */
+export type { ClientMetadataDocumentOptions } from './cimd/options';
+/** A host-name resolver, injectable for tests of the fetcher's address checks. */
+export type { ResolveHost, ResolvedAddress } from './cimd/safe-fetch';
+
+// ---------------------------------------------------------------------------------------------------------------
+// Access tokens: signers and keys (lib/crypto/, lib/keys/)
+// ---------------------------------------------------------------------------------------------------------------
+
+/** Creates the RFC 9068 access-token signer (ES256 by default, RS256 optional), with key rotation and a JWKS. */
+export { createJwtSigner } from './crypto/signer';
+/** The signer, its options and the claims of its access tokens. */
+export type { AccessTokenClaims, AccessTokenInput, JwtSigner, JwtSignerOptions } from './crypto/signer';
+/**
+ * Creates a signer over a key set kept in the store and shared by every instance: keys rotate without a cutover
+ * (next, current, retired), sealed at rest with an encryption key.
+ */
+export { createKeySetSigner } from './keys/key-set-signer';
+/** The key-set signer, its options and what it reports of each key. */
+export type { KeySetEntry, KeySetSigner, KeySetSignerOptions } from './keys/key-set-signer';
+/** Generates a signing key pair (EC P-256 for ES256, RSA 2048 for RS256) and returns its private KeyObject. */
+export { generateSigningKey } from './crypto/keys';
+/** A signing key as the signer accepts it, the supported algorithms, and a published public key. */
+export type { PublicJwk, SigningAlgorithm, SigningKeyInput } from './crypto/keys';
+
+// ---------------------------------------------------------------------------------------------------------------
+// Stores: the storage contract and its implementations (lib/store/)
+// ---------------------------------------------------------------------------------------------------------------
 
 /** Opens a SQLite database (a path or an open better-sqlite3 Database), migrates it, and returns the default store. */
 export { createSqliteStore } from './store/sqlite';
 /** The SQLite store and its options. */
 export type { SqliteStore, SqliteStoreOptions } from './store/sqlite';
-
+/** Connects to PostgreSQL (a connection string or a pg Pool), migrates its schema and returns the store. Needs `pg`. */
+export { createPostgresStore } from './store/postgres';
+/** The PostgreSQL store and its options. */
+export type { PostgresStore, PostgresStoreOptions } from './store/postgres';
 /** The storage contract a custom store implements: its primitives, their inputs and its records. */
 export type {
   AdvanceRefreshTokenInput,
@@ -21,95 +115,24 @@ export type {
   RotationPointer,
   TokenEndpointAuthMethod,
 } from './store/types';
-
-/** The SHA-256 hash of a secret, the only form in which secrets reach a store. */
-export type { SecretHash } from './crypto/secrets';
-
-/** Creates the RFC 9068 access-token signer (ES256 by default, RS256 optional), with key rotation and a JWKS. */
-export { createJwtSigner } from './crypto/signer';
-/** The signer, its options and the claims of its access tokens. */
-export type { AccessTokenClaims, AccessTokenInput, JwtSigner, JwtSignerOptions } from './crypto/signer';
-/**
- * Creates a signer over a key set kept in the store and shared by every instance: keys rotate without a cutover
- * (next, current, retired), sealed at rest with an encryption key.
- */
-export { createKeySetSigner } from './keys/key-set-signer';
-/** The key-set signer, its options and what it reports of each key. */
-export type { KeySetEntry, KeySetSigner, KeySetSignerOptions } from './keys/key-set-signer';
 /** The storage of a key set, which the SQLite and PostgreSQL stores implement, and its records. */
 export type { SigningKeyRecord, SigningKeyState, SigningKeyStore } from './store/types';
-/** Generates a signing key pair (EC P-256 for ES256, RSA 2048 for RS256) and returns its private KeyObject. */
-export { generateSigningKey } from './crypto/keys';
-/** A signing key as the signer accepts it, the supported algorithms, and a published public key. */
-export type { PublicJwk, SigningAlgorithm, SigningKeyInput } from './crypto/keys';
-
-/** An audit event as onEvent receives it, its types, and who may end a grant. */
-export type { EventFields, OAuthEvent, OAuthEventType, RevokedBy } from './events';
-
-/** The OAuth error class and a type guard for it. */
-export { OAuthError, isOAuthError } from './errors';
-/** The closed set of OAuth error codes. */
-export type { OAuthErrorCode } from './errors';
-
-/** Creates the Express router with every OAuth endpoint, and the bearer check for the tool server. */
-export { createOAuthRouter } from './router';
-/** The router and what it carries: requireBearer, wellKnown, revokeGrant, config. */
-export type { OAuthRouter, OAuthServerInfo } from './router';
-/** How a page should name a client: its name, the host that published its metadata document, or "unverified". */
-export { describeClient } from './cimd/client-document';
-export type { ClientIdentity } from './cimd/client-document';
-/** Options of Client ID Metadata Documents and of the SSRF-safe fetcher (documents and jwks_uri). */
-export type { ClientMetadataDocumentOptions } from './cimd/options';
-/** A host-name resolver, injectable for tests of the fetcher's address checks. */
-export type { ResolveHost, ResolvedAddress } from './cimd/safe-fetch';
-/** The router's options, the user the host app signs in, lifetimes, rate limits and a rate-limit store. */
-export type {
-  LifetimeOptions,
-  OAuthEndpoints,
-  OAuthRouterOptions,
-  OAuthUser,
-  RateLimitOptions,
-  RateLimitStore,
-} from './options';
-/** One rate limit's settings and the names of the limits. */
-export type { LimitOptions, RateLimitName, SlowdownOptions } from './rate-limit-options';
-/** The bearer check's memory: how many verified tokens, and how long a grant's state is trusted. */
-export type { BearerCacheOptions } from './options';
-/** What an OAuthError may carry besides its code and description (extra headers, a cause). */
-export type { OAuthErrorOptions } from './errors';
-/**
- * Answers a refusal of a protected route the way requireBearer does: the error's status, `WWW-Authenticate: Bearer
- * resource_metadata=..., [scope=...,] error=..., error_description=...` (RFC 6750 §3, RFC 9728 §5.1), exposed to
- * browsers, no-store, and the error as JSON. Without an error: the bare challenge of a request with no token.
- */
-export { refuseBearer } from './middleware/bearer-refusal';
-/** What requireBearer accepts, and what it puts on req.auth. */
-export type { AuthenticatedRequest, BearerAuth, RequireBearerOptions } from './middleware/bearer';
-/** A scope catalogue: each scope with the plain words the consent page shows. */
-export type { ScopeCatalogue } from './util/scopes';
-/** Where each endpoint lives below the issuer (the `paths` option), and the defaults. */
-export type { EndpointPaths } from './paths';
-export { DEFAULT_PATHS } from './paths';
-/** The built-in pages' stylesheet (CSS text), for a host app's own pages to look like the consent page. */
-export { PAGE_STYLESHEET } from './pages';
+/** The SHA-256 hash of a secret, the only form in which secrets reach a store. */
+export type { SecretHash } from './crypto/secrets';
 /**
  * Whether an error means the store cannot be reached right now, or SQLite stayed busy past its timeout (answered 503
  * temporarily_unavailable).
  */
 export { isStoreUnavailable } from './store/unavailable';
-/** The HTTP status of each OAuth error code. */
+
+// ---------------------------------------------------------------------------------------------------------------
+// Errors and audit events (lib/errors.ts, lib/events.ts)
+// ---------------------------------------------------------------------------------------------------------------
+
+/** The OAuth error class and a type guard for it. */
+export { OAuthError, isOAuthError } from './errors';
+/** The closed set of OAuth error codes, what an OAuthError may carry, and the HTTP status of each code. */
+export type { OAuthErrorCode, OAuthErrorOptions } from './errors';
 export { OAUTH_ERROR_STATUS } from './errors';
-
-/** Connects to PostgreSQL (a connection string or a pg Pool), migrates its schema and returns the store. Needs `pg`. */
-export { createPostgresStore } from './store/postgres';
-/** The PostgreSQL store and its options. */
-export type { PostgresStore, PostgresStoreOptions } from './store/postgres';
-
-/**
- * A stateless MCP endpoint for `@modelcontextprotocol/sdk` servers, mounted after requireBearer: servers built once
- * and reused, tools listed and callable only with their scopes (403 insufficient_scope otherwise). Needs the SDK.
- */
-export { createMcpHandler } from './mcp/handler';
-/** createMcpHandler's options, and what it needs of a server. */
-export type { McpHandlerOptions } from './mcp/handler';
-export type { McpServerLike } from './mcp/server-pool';
+/** An audit event as onEvent receives it, its types, and who may end a grant. */
+export type { EventFields, OAuthEvent, OAuthEventType, RevokedBy } from './events';
