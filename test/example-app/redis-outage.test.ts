@@ -4,6 +4,7 @@ import request from 'supertest';
 import { startExampleApp, type RunningExampleApp } from '../helpers/example-app';
 import { describeWith, REDIS_URL } from '../helpers/services';
 import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy';
+import { waitUntil } from '../helpers/wait';
 
 describeWith('Redis lost while running', { redis: true }, () => {
   let proxy: TcpProxy;
@@ -44,10 +45,11 @@ describeWith('Redis lost while running', { redis: true }, () => {
     expect(said.some((line) => /rate-limit store failed/.test(line))).toBe(true);
 
     await proxy.restore();
-    for (const deadline = Date.now() + 10_000; (await request(app.baseUrl).get('/readyz')).status !== 200;) {
-      if (Date.now() > deadline) throw new Error('Redis never came back for the app');
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
+    await waitUntil(
+      async () => (await request(app.baseUrl).get('/readyz')).status === 200,
+      10_000,
+      'Redis back for the app (/readyz 200)',
+    );
     const after = await register();
     expect(after.status).toBe(201);
     expect(after.headers.ratelimit).toMatch(/"register"; r=18/);
