@@ -170,15 +170,11 @@ describeInBrowser('the journey in headless Chromium', () => {
       `<!doctype html><iframe id="victim" src="${target.replace(/&/g, '&amp;')}" width="600" height="600"></iframe>`,
     );
     const page = await browser.newPage();
-    await page.goto(callback.pageUrl);
-    await page.waitForTimeout(500);
-    const frame = page.frames().find((candidate) => candidate !== page.mainFrame());
-    const framedButtons = frame
-      ? await frame
-          .locator('button')
-          .count()
-          .catch(() => 0)
-      : 0;
+    // The page's load event waits for its frame's (the sign-in form, or the error page of a refused frame).
+    await page.goto(callback.pageUrl, { waitUntil: 'load' });
+    const frame = (await (await page.locator('#victim').elementHandle())!.contentFrame())!;
+    await frame.waitForLoadState('load');
+    const framedButtons = await frame.locator('button').count();
     await page.close();
     expect(framedButtons).toBe(0);
   });
