@@ -1,32 +1,141 @@
-// README.md is for people who install the package: its quick start is the example CI runs, it names every export,
-// and it points at nothing outside the repository.
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
+// The documentation says only what is true of the repository:
+// - README.md: the quick start is examples/minimal/server.mjs word for word, the two commands of a fresh clone are in
+//   its first 15 lines, its Development lines name `npm test` and `npm run test:fast`, it names every export of the
+//   package and of express-mcp-oauth/testing, and it stays under 2,500 words (details live in docs/);
+// - README.md, docs/*.md, bench/README.md and example-app/README.md: every relative link or image points at a file of
+//   the repository (and a link's #anchor at one of its headings), nothing cites ../shared or a path outside the
+//   repository, every `npm run X` names a script of package.json, and every environment variable named (`NAME` in
+//   backticks, NAME=value in a shell block) is one the code reads (the reference app's own for `npm start` and its
+//   commands);
+// - every ```ts and ```js block of those documents compiles against the package's source, in one TypeScript program.
+//   A block is a complete program unless the line before it is `<!-- fragment -->`: a fragment is part of a larger
+//   program, so the names it uses without declaring them are allowed, and every other error still fails. A block
+//   that copies a file of examples/ word for word is run instead, from the packed package, by
+//   test/package/pack.test.ts (the quick start: examples/minimal/server.mjs).
 import * as library from '../../lib';
 import * as testing from '../../lib/testing';
+import {
+  CODE_DIRS,
+  constantsDeclaredIn,
+  documents,
+  exampleCopied,
+  EXAMPLE_APP_DIRS,
+  NODE_OWN,
+  parse,
+  read,
+  relativeLinks,
+  brokenLink,
+  variablesReadIn,
+  type CodeBlock,
+} from '../helpers/readme-docs';
+import { JAVASCRIPT, TYPESCRIPT, typeCheck } from '../helpers/readme-typecheck';
 
-const ROOT = join(__dirname, '../..');
-const read = (path: string) => readFileSync(join(ROOT, path), 'utf8');
 const readme = read('README.md');
+const DOCS = documents();
+const EXPORTS = [...Object.keys(library), ...Object.keys(testing)];
 
-test('the quick start is examples/minimal/server.mjs, word for word', () => {
-  expect(readme).toContain('```js\n' + read('examples/minimal/server.mjs'));
+describe('README.md', () => {
+  test('the quick start is examples/minimal/server.mjs, word for word', () => {
+    expect(readme).toContain('```js\n' + read('examples/minimal/server.mjs'));
+  });
+
+  test('the two commands of a fresh clone are near the top, and the install command is there', () => {
+    const top = readme.split('\n').slice(0, 15).join('\n');
+    expect(top).toContain('npm ci && npm start');
+    expect(top).toContain('npm test');
+    expect(readme).toContain('npm install express-mcp-oauth');
+  });
+
+  test('its Development lines name the whole suite and the edit loop', () => {
+    const development = readme.slice(readme.indexOf('\n## Development'));
+    expect(development).toContain('`npm test`');
+    expect(development).toContain('`npm run test:fast`');
+  });
+
+  test('names every export of the package and of express-mcp-oauth/testing', () => {
+    expect(EXPORTS.filter((name) => !new RegExp(`\\b${name}\\b`).test(readme))).toEqual([]);
+  });
+
+  test('stays under 2,500 words, as wc -w counts them', () => {
+    expect(readme.split(/\s+/).filter(Boolean).length).toBeLessThan(2500);
+  });
 });
 
-test('the two commands of a fresh clone are near the top', () => {
-  const top = readme.split('\n').slice(0, 15).join('\n');
-  expect(top).toContain('npm ci && npm start');
-  expect(top).toContain('npm test');
-  expect(readme).toContain('npm install express-mcp-oauth');
+describe.each(DOCS)('%s', (doc) => {
+  const text = read(doc);
+  const { blocks, prose } = parse(doc);
+
+  test('points at nothing outside the repository', () => {
+    expect(text).not.toMatch(/\.\.\/shared|\]\(\.\.\/\.\.\/|\/work\//);
+  });
+
+  test('every relative link and image resolves to a file of the repository', () => {
+    const broken = relativeLinks(doc).flatMap((target) => brokenLink(doc, target) ?? []);
+    expect(broken).toEqual([]);
+  });
+
+  test('every `npm run X` names a script of package.json', () => {
+    const scripts = Object.keys(JSON.parse(read('package.json')).scripts);
+    const named = [...text.matchAll(/\bnpm (?:run(?:-script)? ([\w:.-]+)|(test|start)\b)/g)].map(
+      (match) => match[1] ?? match[2]!,
+    );
+    expect(named.filter((name) => !scripts.includes(name))).toEqual([]);
+  });
+
+  test('every environment variable it names is read by the code', () => {
+    const inCode = variablesReadIn(CODE_DIRS);
+    const inApp = variablesReadIn(EXAMPLE_APP_DIRS);
+    const constants = constantsDeclaredIn(CODE_DIRS);
+    const unknown: string[] = [];
+    const known = (name: string, where: Set<string>) =>
+      NODE_OWN.includes(name) || EXPORTS.includes(name) || where.has(name);
+    // `NAME` or `NAME=value` in the prose: a variable, unless it is an export (DEFAULT_PATHS) or a constant of the
+    // code (GLOBAL_UNICAST).
+    for (const match of prose.matchAll(/`([A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)([`=])/g))
+      if (!known(match[1]!, inCode) && !(match[2] === '`' && constants.has(match[1]!)))
+        unknown.push(match[1]!);
+    // NAME=value in a shell block: read by what the command runs (the reference app for its npm commands).
+    for (const block of blocks.filter((b) => ['sh', 'bash', 'shell', 'console'].includes(b.lang))) {
+      for (const line of block.text.split('\n')) {
+        const runsApp = /\bnpm (?:start|run (?:start|user:create|keys:rotate))\b/.test(line);
+        for (const match of line.matchAll(/(?:^|[\s;&|(])(?:export\s+)?([A-Z][A-Z0-9_]*)=/g))
+          if (!known(match[1]!, runsApp ? inApp : inCode)) unknown.push(`${match[1]} (line ${block.line})`);
+      }
+    }
+    expect(unknown).toEqual([]);
+  });
 });
 
-test.each([...Object.keys(library), ...Object.keys(testing)])('the README names the export %s', (name) => {
-  expect(readme).toContain(name);
-});
+describe('code blocks that claim to run', () => {
+  const code = DOCS.flatMap((doc) => parse(doc).blocks).filter((block) =>
+    [...TYPESCRIPT, ...JAVASCRIPT].includes(block.lang),
+  );
+  const copies = code.flatMap((block) => {
+    const file = exampleCopied(block);
+    return file ? [[`${block.doc}:${block.line}`, file] as const] : [];
+  });
+  const blocks: CodeBlock[] = code.filter((block) => !exampleCopied(block));
+  let errors: Map<string, string[]>;
 
-test.each(['README.md', 'example-app/README.md', 'bench/README.md'])(
-  '%s points at nothing outside the repository',
-  (path) => {
-    expect(read(path)).not.toMatch(/\.\.\/shared|\]\(\.\.\//);
-  },
-);
+  beforeAll(() => {
+    errors = typeCheck(blocks);
+  }, 60_000);
+
+  test('there are blocks, and some are complete programs', () => {
+    expect(blocks.length).toBeGreaterThan(5);
+    expect(blocks.filter((block) => !block.fragment).length).toBeGreaterThan(0);
+  });
+
+  test.each(copies)(
+    '%s copies %s, which test/package/pack.test.ts runs from the packed package',
+    (_, file) => {
+      expect(read('test/package/pack.test.ts')).toContain(`'${file}'`);
+    },
+  );
+
+  test.each(
+    blocks.map((block) => [`${block.doc}:${block.line}${block.fragment ? ' (fragment)' : ''}`, block]),
+  )('%s compiles against the package', (_name, block) => {
+    expect(errors.get(`${block.doc}:${block.line}`)).toEqual([]);
+  });
+});
