@@ -66,7 +66,9 @@ describe('a client document that cannot be fetched', () => {
     return server;
   };
   const failures = () => events.filter((event) => event.type === 'client.fetch_failed');
-  const unique = () => Math.random().toString(36).slice(2);
+  let serial = 0;
+  /** A path no earlier fetch of this file used (so that no cached answer is reused). */
+  const unique = () => `u${(serial += 1)}`;
   const authorizePage = (clientId: string) =>
     request(server.app).get(
       `/v1/oauth/authorize?${authorizeQuery({ client_id: clientId, redirect_uris: ['https://app.example/cb'] }).query}`,

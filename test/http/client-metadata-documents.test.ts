@@ -34,6 +34,9 @@ function forgedAlg(alg: string, clientId: string, now: number): string {
 const ASSERTION_TYPE = 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer';
 /** The text of a page's h1. */
 const headingOf = (html: string) => /<h1>([^<]*)<\/h1>/.exec(html)?.[1]?.trim();
+let serial = 0;
+/** A path no earlier fetch of this file used (so that no cached answer is reused). */
+const unique = () => `u${(serial += 1)}`;
 
 describe('Client ID Metadata Documents', () => {
   let documents: DocumentServer;
@@ -240,7 +243,7 @@ describe('Client ID Metadata Documents', () => {
       ['a JSON array', () => [1, 2], /not a JSON object/],
     ])('%s', async (_name, document, message) => {
       start();
-      const path = `/bad/${Math.random().toString(36).slice(2)}.json`;
+      const path = `/bad/${unique()}.json`;
       const clientId = documents.url(path, 'evil.test');
       documents.json(path, document(clientId));
       const res = await authorizePage(clientId, 'https://app.example/callback');
@@ -261,7 +264,7 @@ describe('Client ID Metadata Documents', () => {
       ['HTML', { headers: { 'content-type': 'text/html' }, body: '<p>hi</p>' }, /content type|text\/html/],
     ])('a fetch that fails: %s', async (_name, route, detail) => {
       start();
-      const path = `/fail/${Math.random().toString(36).slice(2)}.json`;
+      const path = `/fail/${unique()}.json`;
       documents.serve(path, route);
       const res = await authorizePage(documents.url(path, 'evil.test'), 'https://app.example/callback');
       expect(res.status).toBe(401);
@@ -367,7 +370,7 @@ describe('Client ID Metadata Documents', () => {
     beforeEach(() => {
       start();
       chatgpt = chatGptDocument(documents, {
-        path: `/oauth/chatgpt-${Math.random().toString(36).slice(2)}.json`,
+        path: `/oauth/chatgpt-${unique()}.json`,
       });
     });
 
@@ -699,7 +702,7 @@ describe('Client ID Metadata Documents', () => {
       'Cache-Control %s keeps the document that long, and a changed redirect applies at the next fetch',
       async (label, keep) => {
         start();
-        const path = `/oauth/cached-${Math.random().toString(36).slice(2)}.json`;
+        const path = `/oauth/cached-${unique()}.json`;
         const header = label.startsWith('no header') ? undefined : label.split(' ')[0];
         const vscode = vsCodeDocument(documents, {
           path,

@@ -53,10 +53,12 @@ const sqliteHarness: MakeHarness = async (options) => {
 };
 
 let database: TestDatabase | undefined;
+/** Schemas made so far in this file's own database: each harness gets a new one. */
+let schemas = 0;
 const postgresHarness: MakeHarness = async (options) => {
   database ??= await createTestDatabase();
   const clock = createFakeClock(Date.now());
-  const schema = `introspect_${Math.random().toString(36).slice(2, 10)}`;
+  const schema = `introspect_${(schemas += 1)}`;
   const store = createPostgresStore(database.url, { schema, now: clock.now });
   await store.ready;
   return { ...mountTestApp(store, clock, options), store, clock, close: () => store.close() };
