@@ -1,8 +1,8 @@
 // The PostgreSQL schema and its migrations, recorded in oauth_schema_migrations. The tables and columns mirror the
 // SQLite ones (see sqlite-schema.ts for what each holds and why secrets are hashes); times are BIGINT
 // milliseconds, lists and metadata JSON text, so both stores share one row mapping. One difference: refresh tokens
-// keep their foreign key (ON DELETE CASCADE) and (grant_id, issued_at) index here, which the purge and the grants'
-// last use read; SQLite drops both for key ranges, to spare every insert a second B-tree.
+// keep their foreign key (ON DELETE CASCADE) and (grant_id, issued_at) index here, which the purge's cascade reads;
+// SQLite drops both for key ranges, to spare every insert a second B-tree.
 import type { PoolClient } from 'pg';
 
 const migrations = (s: string): readonly string[] => [
@@ -103,6 +103,13 @@ const migrations = (s: string): readonly string[] => [
     retired_at BIGINT
   );
   CREATE UNIQUE INDEX oauth_signing_keys_one_current ON ${s}.oauth_signing_keys (state) WHERE state = 'current';
+  `,
+  // 7: a code exchange writes its grant's last_used_at as a rotation does, where reads used to take the newest
+  // refresh token's issued_at: grants get the newer of the two (see sqlite-schema.ts).
+  `
+  UPDATE ${s}.oauth_grants g SET last_used_at = newest.issued_at
+    FROM (SELECT grant_id, max(issued_at) AS issued_at FROM ${s}.oauth_refresh_tokens GROUP BY grant_id) newest
+   WHERE newest.grant_id = g.grant_id AND (g.last_used_at IS NULL OR g.last_used_at < newest.issued_at);
   `,
 ];
 

@@ -120,12 +120,13 @@ export function createPostgresStore(
     });
   }
 
-  // A grant's last use is its newest refresh token's issuance, read through the (grant_id, issued_at) index.
-  const grantColumns = `g.grant_id, g.client_id, g.user_id, g.scope, g.resource, g.created_at, g.expires_at, g.revoked_at,
-    coalesce((SELECT max(r.issued_at) FROM ${t('oauth_refresh_tokens')} r WHERE r.grant_id = g.grant_id), g.last_used_at) AS last_used_at`;
+  const grantColumns = `g.grant_id, g.client_id, g.user_id, g.scope, g.resource, g.created_at, g.expires_at,
+    g.last_used_at, g.revoked_at`;
 
-  // A grant's refresh tokens are revoked with it: every read of a token goes through its grant.
-  const revokeGrantSql = `WITH g AS (UPDATE ${t('oauth_grants')} SET revoked_at = $2 WHERE grant_id = $1 AND revoked_at IS NULL RETURNING grant_id)
+  // A grant's refresh tokens are revoked with it: every read of a token goes through its grant. Only an active grant
+  // is revoked: a revoked one keeps the time of its first revocation.
+  const revokeGrantSql = `WITH g AS (UPDATE ${t('oauth_grants')} SET revoked_at = $2
+      WHERE grant_id = $1 AND revoked_at IS NULL AND expires_at > $2 RETURNING grant_id)
     SELECT count(*)::int AS revoked FROM g`;
 
   const saveClient = async (c: ClientRecord, onConflict: string, on: Pool | PoolClient = pool) => {
@@ -282,17 +283,17 @@ export function createPostgresStore(
         );
         if (!grantRow || grantRow.revoked_at !== null)
           return { status: 'consumed', code, grant: undefined } as const;
-        if (firstRefreshToken) {
-          await sql(
-            `INSERT INTO ${t('oauth_refresh_tokens')} (token_hash, grant_id, client_id, parent_hash, issued_at, expires_at) VALUES ($1, $2, $3, NULL, $4, $5)`,
-            [firstRefreshToken.key, code.grantId, code.clientId, at, grantRow.expires_at],
-          );
-        }
-        const grant = {
-          ...toGrant(grantRow),
-          lastUsedAt: firstRefreshToken ? at : (grantRow.last_used_at as number | null),
-        };
-        return { status: 'consumed', code, grant } as const;
+        if (!firstRefreshToken) return { status: 'consumed', code, grant: toGrant(grantRow) } as const;
+        await sql(
+          `INSERT INTO ${t('oauth_refresh_tokens')} (token_hash, grant_id, client_id, parent_hash, issued_at, expires_at) VALUES ($1, $2, $3, NULL, $4, $5)`,
+          [firstRefreshToken.key, code.grantId, code.clientId, at, grantRow.expires_at],
+        );
+        // The grant's last use is its newest refresh token's issuance, written with it (as a rotation does).
+        await sql(`UPDATE ${t('oauth_grants')} SET last_used_at = $2 WHERE grant_id = $1`, [
+          code.grantId,
+          at,
+        ]);
+        return { status: 'consumed', code, grant: { ...toGrant(grantRow), lastUsedAt: at } } as const;
       }),
 
     // One statement: a token and its grant with its rotation pointer, as the rotation rule reads them.

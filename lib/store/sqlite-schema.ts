@@ -12,8 +12,9 @@
 //
 // oauth_grants: one row per authorization of a client by a user, made when the user clicks "Allow".
 //   grant_id TEXT PK; client_id FK; user_id; scope; resource (RFC 8707, NULL for the default); created_at;
-//   expires_at (nothing issued under the grant outlives it); last_used_at (set by rotations; until the first one,
-//   reads report the first refresh token's issued_at); revoked_at (NULL while active; revokes its refresh tokens);
+//   expires_at (nothing issued under the grant outlives it); last_used_at (the issued_at of its newest refresh
+//   token, written by the code exchange or rotation that issues it); revoked_at (NULL while active; revokes its
+//   refresh tokens);
 //   latest_token_hash, latest_used_at (the refresh token last used for the first time, and when: the rotation
 //   rule in lib/grants/rotation.ts needs nothing else). The bearer check reads it by primary key on every tool call.
 //
@@ -24,7 +25,8 @@
 //
 // oauth_refresh_tokens: one row per refresh token, including used ones, which reuse detection needs; WITHOUT ROWID,
 //   so the row lives in its primary key.
-//   token_hash TEXT PK ("<grant id>.<SHA-256 of the token>", or the bare hash for tokens from before version 4);
+//   token_hash TEXT PK ("<grant id>.<SHA-256 of the token>" as crypto/refresh-token.ts makes it, or the bare hash
+//   for tokens from before version 4: this store, part of the library, relies on that format for locality);
 //   grant_id; client_id; parent_hash (the token it replaced); issued_at; expires_at (the grant's). Whether a token
 //   is used, superseded or revoked follows from its grant (lib/grants/rotation.ts). Deleted with their grant by the purge: by
 //   key range, and old-format ones through a partial index. No foreign key: a cascade would need an index on
@@ -155,6 +157,14 @@ const MIGRATIONS: readonly string[] = [
     retired_at INTEGER
   ) STRICT;
   CREATE UNIQUE INDEX oauth_signing_keys_one_current ON oauth_signing_keys (state) WHERE state = 'current';
+  `,
+  // 7: a code exchange writes its grant's last_used_at as a rotation does, where reads used to fall back to the
+  // newest refresh token's issued_at while it was NULL: grants get the newer of the two.
+  `
+  UPDATE oauth_grants SET last_used_at = newest.issued_at
+    FROM (SELECT grant_id, max(issued_at) AS issued_at FROM oauth_refresh_tokens GROUP BY grant_id) AS newest
+   WHERE newest.grant_id = oauth_grants.grant_id
+     AND (oauth_grants.last_used_at IS NULL OR oauth_grants.last_used_at < newest.issued_at);
   `,
 ];
 

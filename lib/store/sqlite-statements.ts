@@ -1,18 +1,10 @@
 // The SQLite store's statements, prepared once. Their tables are described in sqlite-schema.ts.
 import type { Database, Statement } from 'better-sqlite3';
 
-/**
- * A grant's columns. Rotations keep last_used_at; until the first one, the last use is when its first refresh
- * token was issued (read by key range, or through the partial index for old-format tokens).
- */
+/** A grant's columns, as toGrant reads them. */
 const GRANT_COLUMNS = (g: string) =>
-  `${g}.grant_id, ${g}.client_id, ${g}.user_id, ${g}.scope, ${g}.resource, ${g}.created_at, ${g}.expires_at, ${g}.revoked_at,
-   coalesce(${g}.last_used_at, (SELECT max(issued_at) FROM (
-     SELECT t.issued_at FROM oauth_refresh_tokens t
-      WHERE t.token_hash > ${g}.grant_id || '.' AND t.token_hash < ${g}.grant_id || '/' AND t.grant_id = ${g}.grant_id
-     UNION ALL
-     SELECT t.issued_at FROM oauth_refresh_tokens t WHERE t.grant_id = ${g}.grant_id AND instr(t.token_hash, '.') = 0
-   ))) AS last_used_at`;
+  `${g}.grant_id, ${g}.client_id, ${g}.user_id, ${g}.scope, ${g}.resource, ${g}.created_at, ${g}.expires_at,
+   ${g}.last_used_at, ${g}.revoked_at`;
 
 /** The SQL of every statement of the SQLite store, by name. */
 const SQL = {
@@ -33,10 +25,13 @@ const SQL = {
          (SELECT client_id, jti FROM oauth_client_assertions WHERE expires_at <= ? LIMIT ?)`,
   insertGrant: `INSERT INTO oauth_grants (grant_id, client_id, user_id, scope, resource, created_at, expires_at, last_used_at,
          revoked_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-  findGrant: 'SELECT * FROM oauth_grants WHERE grant_id = ? AND expires_at > ?',
-  findGrantWithUse: `SELECT ${GRANT_COLUMNS('g')} FROM oauth_grants g WHERE g.grant_id = ? AND g.expires_at > ?`,
+  findGrant: `SELECT ${GRANT_COLUMNS('g')} FROM oauth_grants g WHERE g.grant_id = ? AND g.expires_at > ?`,
   grantActive: 'SELECT 1 FROM oauth_grants WHERE grant_id = ? AND expires_at > ? AND revoked_at IS NULL',
-  revokeGrant: 'UPDATE oauth_grants SET revoked_at = ? WHERE grant_id = ? AND revoked_at IS NULL',
+  // Only an active grant is revoked: a revoked one keeps the time of its first revocation.
+  revokeGrant:
+    'UPDATE oauth_grants SET revoked_at = ? WHERE grant_id = ? AND revoked_at IS NULL AND expires_at > ?',
+  // A code exchange that issues a first refresh token marks the grant used, as a rotation does.
+  markGrantUsed: 'UPDATE oauth_grants SET last_used_at = ? WHERE grant_id = ?',
   listGrants: `SELECT ${GRANT_COLUMNS('g')}, c.client_name FROM oauth_grants g JOIN oauth_clients c ON c.client_id = g.client_id
         WHERE g.user_id = ? AND g.expires_at > ? AND g.revoked_at IS NULL ORDER BY g.created_at DESC, g.grant_id DESC`,
   insertCode: `INSERT INTO oauth_authorization_codes (code_hash, grant_id, client_id, user_id, redirect_uri, scope, resource,

@@ -75,17 +75,10 @@ export function createSqliteStore(
     const grantRow = sql.findGrant.get(code.grantId, at) as Row | undefined;
     if (!grantRow || grantRow.revoked_at !== null)
       return { status: 'consumed', code, grant: undefined } as const;
-    if (firstTokenHash !== undefined) {
-      sql.insertToken.run(firstTokenHash, code.grantId, code.clientId, null, at, grantRow.expires_at);
-    }
-    return {
-      status: 'consumed',
-      code,
-      grant: {
-        ...toGrant(grantRow),
-        lastUsedAt: firstTokenHash ? at : (grantRow.last_used_at as number | null),
-      },
-    } as const;
+    if (firstTokenHash === undefined) return { status: 'consumed', code, grant: toGrant(grantRow) } as const;
+    sql.insertToken.run(firstTokenHash, code.grantId, code.clientId, null, at, grantRow.expires_at);
+    sql.markGrantUsed.run(at, code.grantId);
+    return { status: 'consumed', code, grant: { ...toGrant(grantRow), lastUsedAt: at } } as const;
   };
 
   const advance = (input: AdvanceRefreshTokenInput, at: number): boolean => {
@@ -192,10 +185,13 @@ export function createSqliteStore(
         throw new TypeError("createGrantWithClient: the client is not the grant's client.");
       grantWithDocument.immediate(grant, client);
     },
-    findGrant: (grantId) => mapRow(sql.findGrantWithUse.get(grantId, now()), toGrant),
+    findGrant: (grantId) => mapRow(sql.findGrant.get(grantId, now()), toGrant),
     isGrantActive: (grantId) => sql.grantActive.get(grantId, now()) !== undefined,
     // A grant's refresh tokens are revoked with it: every read of a token goes through its grant.
-    revokeGrant: (grantId) => sql.revokeGrant.run(now(), grantId).changes > 0,
+    revokeGrant: (grantId) => {
+      const at = now();
+      return sql.revokeGrant.run(at, grantId, at).changes > 0;
+    },
     listActiveGrants: (userId) =>
       (sql.listGrants.all(userId, now()) as Row[]).map((row): GrantWithClient => ({
         ...toGrant(row),

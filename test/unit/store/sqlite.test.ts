@@ -5,8 +5,8 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { createSqliteStore } from '../../../lib/store/sqlite';
 import { migrateSqlite, SQLITE_SCHEMA_VERSION } from '../../../lib/store/sqlite-schema';
-import { createFakeClock } from '../../helpers/clock';
-import { clientRecord } from '../../helpers/fixtures';
+import { createFakeClock, DAY, SECOND } from '../../helpers/clock';
+import { clientRecord, newRefreshToken } from '../../helpers/fixtures';
 import { expectV3HistoryMigrated, v3History } from '../../helpers/v3-rotation-history';
 
 describe('createSqliteStore', () => {
@@ -67,6 +67,52 @@ describe('createSqliteStore', () => {
     expect(db.pragma('user_version', { simple: true })).toBe(SQLITE_SCHEMA_VERSION);
     await expectV3HistoryMigrated(store, clock, tokens);
     db.close();
+  });
+
+  test('a version-6 database: a grant whose newest refresh token came from a code reports it as its last use', () => {
+    const clock = createFakeClock();
+    const path = join(dir, 'v6.db');
+    const db = new Database(path);
+    migrateSqlite(db, 6);
+    const insert = (sql: string, ...values: unknown[]) => db.prepare(sql).run(...values);
+    insert(`INSERT INTO oauth_clients (client_id, client_secret_hash, client_name, redirect_uris, grant_types,
+      response_types, token_endpoint_auth_method, scope, metadata, issued_at)
+      VALUES ('c', NULL, 'C', '[]', '[]', '[]', 'none', '', '{}', 0)`);
+    // As version 6 wrote them: a code exchange inserted a first token and left last_used_at as it was (NULL, or
+    // the time of the last rotation).
+    const grants: Array<[string, number | null, number | null]> = [
+      ['first-only', null, clock.now() - 3 * SECOND],
+      ['code-after-rotation', clock.now() - 2 * SECOND, clock.now() - SECOND],
+      ['unused', null, null],
+    ];
+    for (const [grantId, lastUsedAt, tokenIssuedAt] of grants) {
+      insert(
+        `INSERT INTO oauth_grants (grant_id, client_id, user_id, scope, resource, created_at, expires_at,
+           last_used_at, revoked_at) VALUES (?, 'c', 'u', '', NULL, ?, ?, ?, NULL)`,
+        grantId,
+        clock.now() - DAY,
+        clock.now() + DAY,
+        lastUsedAt,
+      );
+      if (tokenIssuedAt === null) continue;
+      insert(
+        `INSERT INTO oauth_refresh_tokens (token_hash, grant_id, client_id, parent_hash, issued_at, expires_at)
+         VALUES (?, ?, 'c', NULL, ?, ?)`,
+        newRefreshToken(grantId).hash,
+        grantId,
+        tokenIssuedAt,
+        clock.now() + DAY,
+      );
+    }
+    db.close();
+    const store = createSqliteStore(path, { now: clock.now });
+    expect(store.database.pragma('user_version', { simple: true })).toBe(SQLITE_SCHEMA_VERSION);
+    expect(grants.map(([grantId]) => store.findGrant(grantId)?.lastUsedAt)).toEqual([
+      clock.now() - 3 * SECOND,
+      clock.now() - SECOND,
+      null,
+    ]);
+    store.close();
   });
 
   test('refuses a database written by a newer version, with a message that says what to do', () => {
