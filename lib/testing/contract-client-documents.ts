@@ -19,7 +19,8 @@ export function documentRecord(url: string, overrides: Partial<ClientRecord> = {
 }
 
 export function describeClientDocumentContract(env: ContractEnv): void {
-  const { describe, test } = env;
+  const { describe } = env;
+  const test = env.testWith('createGrantWithClient');
   const url = 'https://app.example/oauth/client.json';
 
   describe('client metadata documents', () => {

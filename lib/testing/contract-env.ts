@@ -3,7 +3,7 @@
 import { rotateRefreshToken } from '../grants/rotation';
 import type { AuthorizationCodeRecord, GrantRecord, OAuthStore, RefreshTokenKey } from '../store/types';
 import { SECOND, type FakeClock } from './clock';
-import { clientRecord, codeRecord, grantRecord, legacyRefreshToken, newRefreshToken } from './fixtures';
+import { clientRecord, codeRecord, grantRecord, newRefreshToken } from './fixtures';
 import type { StoreCall, StoreHarness } from './harness';
 
 export const RETRY_WINDOW = 60 * SECOND;
@@ -22,6 +22,9 @@ export interface ContractTest {
   ): (title: string, body: (...args: Case) => Promise<void>) => void;
 }
 
+/** The optional methods of OAuthStore: a store without one turns a feature off, and skips that feature's cases. */
+export type OptionalCapability = 'createGrantWithClient' | 'useAssertionId';
+
 /** The running case's store, clock and harness (read them inside a test body), and the runner's functions. */
 export interface ContractEnv {
   readonly store: OAuthStore;
@@ -29,6 +32,8 @@ export interface ContractEnv {
   readonly harness: StoreHarness;
   describe: (title: string, body: () => void) => unknown;
   test: ContractTest;
+  /** `test` for the cases of an optional capability: they register as skipped when the store has not got it. */
+  testWith(capability: OptionalCapability): ContractTest;
   /** The calls at once, over several connections when the harness can. */
   race(calls: StoreCall[]): Promise<unknown[]>;
 }
@@ -44,17 +49,14 @@ export async function newGrant(env: ContractEnv, overrides: Partial<GrantRecord>
 
 /**
  * Gives a grant a first refresh token the way the library does: a code of the grant (`code` overrides its fields)
- * consumed with it. `legacy` gives a token of the bare-hash format of old.
+ * consumed with it.
  */
 export async function firstToken(
   env: ContractEnv,
   grant: GrantRecord,
-  {
-    legacy = false,
-    code: overrides = {},
-  }: { legacy?: boolean; code?: Partial<AuthorizationCodeRecord> } = {},
+  { code: overrides = {} }: { code?: Partial<AuthorizationCodeRecord> } = {},
 ): Promise<HeldToken> {
-  const token = legacy ? legacyRefreshToken() : newRefreshToken(grant.grantId);
+  const token = newRefreshToken(grant.grantId);
   const code = codeRecord(env.clock.now(), grant, overrides);
   await env.store.saveAuthorizationCode(code);
   const outcome = await env.store.consumeAuthorizationCode(code.codeHash, { key: token.hash });
@@ -65,9 +67,9 @@ export async function firstToken(
 }
 
 /** A new grant with its first refresh token. */
-export async function grantWithToken(env: ContractEnv, options: { legacy?: boolean } = {}) {
+export async function grantWithToken(env: ContractEnv) {
   const grant = await newGrant(env);
-  return { grant, token: await firstToken(env, grant, options) };
+  return { grant, token: await firstToken(env, grant) };
 }
 
 /** The library's rotation rule on the store under test, at the fake clock's time. */

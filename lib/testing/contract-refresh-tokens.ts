@@ -1,6 +1,6 @@
 // The store contract for refresh tokens: the two primitives (findRefreshToken, advanceRefreshToken) on their own,
 // then the library's rotation rule run on the store, which is what a client sees.
-import { newRefreshToken } from './fixtures';
+import { codeRecord, newRefreshToken } from './fixtures';
 import { DAY, SECOND } from './clock';
 import {
   firstToken,
@@ -154,26 +154,46 @@ export function describeRefreshTokenContract(env: ContractEnv): void {
       expect(await lastUse()).toEqual([env.clock.now(), env.clock.now()]);
     });
 
-    test.each<[string, boolean]>([
-      ['the current', false],
-      ['the old bare-hash', true],
-    ])(
-      'a token in %s format rotates to a working successor that expires with the grant',
-      async (_, legacy) => {
-        const { grant, token } = await grantWithToken(env, { legacy });
-        const first = await rotate(env, token, grant);
-        expect(first.outcome.status).toBe('rotated');
-        expect((first.outcome as { grant: GrantRecord }).grant).toMatchObject({
-          grantId: grant.grantId,
-          scopes: grant.scopes,
-        });
-        expect((await env.store.findRefreshToken(first.successor!.hash))?.token).toMatchObject({
-          parentKey: token.hash,
-          expiresAt: grant.expiresAt,
-        });
-        expect((await rotate(env, first.successor!, grant)).outcome.status).toBe('rotated');
-      },
-    );
+    test("a grant's last use is when its newest refresh token was issued, by a code exchange or a rotation", async () => {
+      const grant = await newGrant(env);
+      const lastUse = async (token: HeldToken) => [
+        (await env.store.findGrant(grant.grantId))?.lastUsedAt,
+        (await env.store.listActiveGrants(grant.userId)).find((listed) => listed.grantId === grant.grantId)
+          ?.lastUsedAt,
+        (await env.store.findRefreshToken(token.hash))?.grant.lastUsedAt,
+      ];
+      // A code exchanged without a refresh token (a client without the refresh_token grant) leaves it unset.
+      const accessOnly = codeRecord(env.clock.now(), grant);
+      await env.store.saveAuthorizationCode(accessOnly);
+      const exchanged = await env.store.consumeAuthorizationCode(accessOnly.codeHash);
+      expect(exchanged).toMatchObject({ status: 'consumed', grant: { lastUsedAt: null } });
+      expect((await env.store.findGrant(grant.grantId))?.lastUsedAt).toBe(null);
+      env.clock.advance(SECOND);
+      const token = await firstToken(env, grant);
+      expect(await lastUse(token)).toEqual(Array(3).fill(env.clock.now()));
+      env.clock.advance(5 * SECOND);
+      await rotate(env, token, grant);
+      expect(await lastUse(token)).toEqual(Array(3).fill(env.clock.now()));
+      // Another code of the same grant, after rotations: its first token is the newest, so it sets the last use.
+      env.clock.advance(5 * SECOND);
+      const second = await firstToken(env, grant);
+      expect(await lastUse(second)).toEqual(Array(3).fill(env.clock.now()));
+    });
+
+    test('a token rotates to a working successor that expires with the grant', async () => {
+      const { grant, token } = await grantWithToken(env);
+      const first = await rotate(env, token, grant);
+      expect(first.outcome.status).toBe('rotated');
+      expect((first.outcome as { grant: GrantRecord }).grant).toMatchObject({
+        grantId: grant.grantId,
+        scopes: grant.scopes,
+      });
+      expect((await env.store.findRefreshToken(first.successor!.hash))?.token).toMatchObject({
+        parentKey: token.hash,
+        expiresAt: grant.expiresAt,
+      });
+      expect((await rotate(env, first.successor!, grant)).outcome.status).toBe('rotated');
+    });
 
     test('a lost response: the used token works again within the retry window while its successor is unused', async () => {
       const { grant, token } = await grantWithToken(env);

@@ -2,7 +2,7 @@
 // whatever the races, promotion as one step, and deletion of retired keys only.
 import type { SigningKeyRecord, SigningKeyStore } from '../store/types';
 import { SECOND } from './clock';
-import type { ContractEnv } from './contract-env';
+import type { ContractEnv, ContractTest } from './contract-env';
 import { expect } from './expect';
 
 const key = (kid: string, state: SigningKeyRecord['state'], at: number): SigningKeyRecord => ({
@@ -13,8 +13,9 @@ const key = (kid: string, state: SigningKeyRecord['state'], at: number): Signing
   retiredAt: null,
 });
 
-export function describeSigningKeyContract(env: ContractEnv): void {
-  const { describe, test } = env;
+/** The key set's cases, registered with `test` (the suite's, or one that skips them for a store without a key set). */
+export function describeSigningKeyContract(env: ContractEnv, test: ContractTest): void {
+  const { describe } = env;
   const keys = () => env.store as unknown as SigningKeyStore;
   const states = async () =>
     Object.fromEntries((await keys().listSigningKeys()).map((row) => [row.kid, row.state]));

@@ -1,6 +1,6 @@
 // Record builders for store tests: valid by default, overridable field by field.
 import { randomUUID } from 'node:crypto';
-import { issueRefreshToken, refreshTokenKey } from '../crypto/refresh-token';
+import { issueRefreshToken } from '../crypto/refresh-token';
 import { hashSecret, randomSecret, type SecretHash } from '../crypto/secrets';
 import type { AuthorizationCodeRecord, ClientRecord, GrantRecord, RefreshTokenKey } from '../store/types';
 import { DAY, MINUTE } from './clock';
@@ -62,12 +62,6 @@ export function codeRecord(
 export function newRefreshToken(grantId: string): { plain: string; hash: RefreshTokenKey } {
   const { token, key } = issueRefreshToken(grantId);
   return { plain: token, hash: key };
-}
-
-/** A refresh token of the format of old (no grant id; stored under its bare hash), and its store key. */
-export function legacyRefreshToken(): { plain: string; hash: RefreshTokenKey } {
-  const plain = randomSecret();
-  return { plain, hash: refreshTokenKey(plain) };
 }
 
 /** A fresh random secret (a code, a client secret) and its hash. */

@@ -15,11 +15,4 @@ export { createFakeClock, DAY, HOUR, MINUTE, SECOND } from './clock';
 /** The fake clock's shape. */
 export type { FakeClock } from './clock';
 /** Valid records (client, grant, code) and refresh tokens for store tests, overridable field by field. */
-export {
-  clientRecord,
-  codeRecord,
-  grantRecord,
-  legacyRefreshToken,
-  newRefreshToken,
-  newSecret,
-} from './fixtures';
+export { clientRecord, codeRecord, grantRecord, newRefreshToken, newSecret } from './fixtures';

@@ -12,6 +12,7 @@ import {
   rotate,
   type ContractEnv,
   type ContractTest,
+  type OptionalCapability,
 } from './contract-env';
 import { describeClientDocumentContract } from './contract-client-documents';
 import { describeRefreshTokenContract } from './contract-refresh-tokens';
@@ -34,7 +35,27 @@ export interface StoreContractOptions {
    * too. Default true; false for a store without one.
    */
   signingKeys?: boolean;
+  /**
+   * The optional methods of OAuthStore the store has not got, e.g. `['createGrantWithClient']`: their cases are
+   * registered as skipped, with the reason in their name. Default none. A case checks that the store has exactly
+   * the others, so that a method the store has is never left untested.
+   */
+  without?: readonly OptionalCapability[];
 }
+
+const OPTIONAL_CAPABILITIES: readonly OptionalCapability[] = ['createGrantWithClient', 'useAssertionId'];
+
+/**
+ * Whether a write was stored or refused (thrown or rejected). Errors from a native driver may come from another
+ * realm, so the rejection is caught, not matched.
+ */
+const outcomeOf = (write: () => unknown): Promise<'stored' | 'refused'> =>
+  Promise.resolve()
+    .then(write)
+    .then(
+      () => 'stored',
+      () => 'refused',
+    );
 
 /** Registers every case of the store contract with the given runner. */
 export function describeStoreContract({
@@ -43,6 +64,7 @@ export function describeStoreContract({
   describe,
   test: runnerTest,
   signingKeys = true,
+  without = [],
 }: StoreContractOptions): void {
   let clock: FakeClock;
   let harness: StoreHarness;
@@ -85,6 +107,19 @@ export function describeStoreContract({
     },
   );
 
+  /** Registers cases as skipped, saying why in their names: with the runner's test.skip (jest, vitest, node:test, mocha). */
+  const skipped = (reason: string): ContractTest => {
+    const skip = (runnerTest as { skip?: StoreContractOptions['test'] }).skip ?? runnerTest;
+    const register = (title: string) => skip(`${title} (skipped: ${reason})`, async () => undefined);
+    return Object.assign(register, {
+      each:
+        <Case extends unknown[]>(cases: readonly Case[]) =>
+        (title: string) => {
+          for (const values of cases) register(title.replace('%s', String(values[0])));
+        },
+    });
+  };
+
   const env: ContractEnv = {
     get store() {
       return store;
@@ -97,11 +132,27 @@ export function describeStoreContract({
     },
     describe,
     test,
+    testWith: (capability) =>
+      without.includes(capability) ? skipped(`the store has no ${capability}`) : test,
     race,
   };
 
   describe(`store contract: ${name}`, () => {
     const newGrant = (overrides: Partial<GrantRecord> = {}) => newGrantOf(env, overrides);
+
+    test('the store has the optional methods it is proved with, and no others', async () => {
+      for (const capability of OPTIONAL_CAPABILITIES) {
+        const has = typeof store[capability] === 'function';
+        if (has && without.includes(capability))
+          throw new Error(
+            `the store has ${capability}(): take it out of \`without\`, so that its cases run.`,
+          );
+        if (!has && !without.includes(capability))
+          throw new Error(
+            `the store has no ${capability}(): pass without: ['${capability}'] to skip its cases.`,
+          );
+      }
+    });
 
     describe('clients', () => {
       test('a registered client is found by id with all its metadata', async () => {
@@ -117,14 +168,9 @@ export function describeStoreContract({
       test('a client id cannot be registered twice', async () => {
         const client = clientRecord();
         await store.registerClient(client);
-        // Errors from a native driver may come from another realm, so the rejection is caught, not matched.
-        const outcome = await Promise.resolve()
-          .then(() => store.registerClient({ ...client, clientName: 'Impostor' }))
-          .then(
-            () => 'stored',
-            () => 'refused',
-          );
-        expect(outcome).toBe('refused');
+        expect(await outcomeOf(() => store.registerClient({ ...client, clientName: 'Impostor' }))).toBe(
+          'refused',
+        );
         expect((await store.findClient(client.clientId))?.clientName).toBe(client.clientName);
       });
     });
@@ -132,6 +178,7 @@ export function describeStoreContract({
     describeClientDocumentContract(env);
 
     describe('client assertion ids', () => {
+      const test = env.testWith('useAssertionId');
       test('a jti is accepted once per client while it lives, then may be taken again', async () => {
         const expiresAt = clock.now() + MINUTE;
         expect(await store.useAssertionId!('client-a', 'jti-1', expiresAt)).toBe(true);
@@ -171,13 +218,51 @@ export function describeStoreContract({
         expect(await store.isGrantActive('no-such-grant')).toBe(false);
       });
 
-      test('revocation is idempotent and ends the grant', async () => {
+      test('a grant id is unique, and a grant names a stored client', async () => {
         const grant = await newGrant();
+        expect(await outcomeOf(() => store.createGrant({ ...grant, userId: 'impostor' }))).toBe('refused');
+        const orphan = grantRecord(clock.now(), { clientId: 'no-such-client' });
+        expect(await outcomeOf(() => store.createGrant(orphan))).toBe('refused');
+        expect(await store.findGrant(grant.grantId)).toEqual(grant);
+        expect(await store.findGrant(orphan.grantId)).toBeUndefined();
+      });
+
+      test('revocation is idempotent, ends the grant, and keeps the first time, read from the store’s clock', async () => {
+        const grant = await newGrant();
+        const first = clock.now();
         expect(await store.revokeGrant(grant.grantId)).toBe(true);
+        clock.advance(SECOND);
         expect(await store.revokeGrant(grant.grantId)).toBe(false);
         expect(await store.revokeGrant('no-such-grant')).toBe(false);
         expect(await store.isGrantActive(grant.grantId)).toBe(false);
-        expect((await store.findGrant(grant.grantId))?.revokedAt).toBe(clock.now());
+        // revokeGrant is given no time: the store's own clock (the fake one here, not Date.now()) says when.
+        expect((await store.findGrant(grant.grantId))?.revokedAt).toBe(first);
+      });
+
+      test('a revoked grant is found, revoked, until it expires; revoking an expired grant does nothing', async () => {
+        const grant = await newGrant({ expiresAt: clock.now() + DAY });
+        const revokedAt = clock.now();
+        await store.revokeGrant(grant.grantId);
+        clock.advance(DAY - 1);
+        expect(await store.findGrant(grant.grantId)).toEqual({ ...grant, revokedAt });
+        clock.advance(1);
+        expect(await store.findGrant(grant.grantId)).toBeUndefined();
+        const expired = await newGrant({ expiresAt: clock.now() + MINUTE });
+        clock.advance(MINUTE);
+        expect(await store.revokeGrant(expired.grantId)).toBe(false);
+      });
+
+      test('records cross the seam as copies: changing one given or read changes nothing stored', async () => {
+        const grant = await newGrant();
+        const client = (await store.findClient(grant.clientId))!;
+        const [savedGrant, savedClient] = [structuredClone(grant), structuredClone(client)];
+        grant.scopes.push('admin');
+        const read = (await store.findGrant(grant.grantId))!;
+        read.scopes.push('admin');
+        read.revokedAt = clock.now();
+        client.redirectUris.push('https://attacker.example/callback');
+        expect(await store.findGrant(grant.grantId)).toEqual(savedGrant);
+        expect(await store.findClient(grant.clientId)).toEqual(savedClient);
       });
 
       test('an expired grant is neither active nor returned', async () => {
@@ -288,18 +373,18 @@ export function describeStoreContract({
     });
 
     describeRefreshTokenContract(env);
-    if (signingKeys) describeSigningKeyContract(env);
+    describeSigningKeyContract(
+      env,
+      signingKeys ? test : skipped('signingKeys: false, the store keeps no key set'),
+    );
 
     describe('purge', () => {
       test('expired rows go in bounded batches; live rows stay', async () => {
         const short = Array.from({ length: 3 }, () => ({ expiresAt: clock.now() + MINUTE }));
         const expiring = await Promise.all(short.map((overrides) => newGrant(overrides)));
-        for (const [index, grant] of expiring.entries()) {
-          // Refresh tokens of both formats, and a successor: all go with their grant, and so does the code.
-          const first = await firstToken(env, grant, {
-            legacy: index === 0,
-            code: { expiresAt: grant.expiresAt },
-          });
+        for (const grant of expiring) {
+          // A first refresh token and its successor: both go with their grant, and so does the code.
+          const first = await firstToken(env, grant, { code: { expiresAt: grant.expiresAt } });
           await rotate(env, first, grant);
         }
         const live = await grantWithToken(env);
@@ -318,6 +403,23 @@ export function describeStoreContract({
         expect(await store.findRefreshToken(live.token.hash)).toBeDefined();
         expect(await store.findRefreshToken(next.successor!.hash)).toBeDefined();
         if (rows) expect(await rows()).toBe(2);
+      });
+
+      test('each call deletes up to batchSize expired rows of each kind, so no kind waits behind another', async () => {
+        const live = await newGrant();
+        const short = { expiresAt: clock.now() + MINUTE };
+        for (let i = 0; i < 3; i += 1) {
+          await store.saveAuthorizationCode(codeRecord(clock.now(), live, short));
+          await newGrant(short);
+          await store.useAssertionId?.('client-a', `jti-${i}`, short.expiresAt);
+        }
+        clock.advance(MINUTE);
+        const kinds = store.useAssertionId ? 3 : 2;
+        const batches: number[] = [];
+        for (let removed = -1; removed !== 0;) batches.push((removed = await store.purgeExpired(2)));
+        // Codes, grants and assertion ids: two of each kind, then the last of each, then nothing left.
+        expect(batches).toEqual([2 * kinds, kinds, 0]);
+        expect(await store.isGrantActive(live.grantId)).toBe(true);
       });
     });
 

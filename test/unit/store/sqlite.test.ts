@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { createSqliteStore } from '../../../lib/store/sqlite';
 import { migrateSqlite, SQLITE_SCHEMA_VERSION } from '../../../lib/store/sqlite-schema';
+import { rotateRefreshToken } from '../../../lib/grants/rotation';
 import { createFakeClock, DAY, SECOND } from '../../helpers/clock';
 import { clientRecord, newRefreshToken } from '../../helpers/fixtures';
 import { expectV3HistoryMigrated, v3History } from '../../helpers/v3-rotation-history';
@@ -66,6 +67,31 @@ describe('createSqliteStore', () => {
     const store = createSqliteStore(db, { now: clock.now });
     expect(db.pragma('user_version', { simple: true })).toBe(SQLITE_SCHEMA_VERSION);
     await expectV3HistoryMigrated(store, clock, tokens);
+    db.close();
+  });
+
+  // Refresh tokens from before version 4 are keyed by their bare hash, outside their grant's key range: the store
+  // still rotates them (above) and deletes them with their grant, by the partial index that holds them.
+  test('a version-3 database: its bare-hash refresh tokens and their successors go with their grant', async () => {
+    const clock = createFakeClock();
+    const db = new Database(join(dir, 'v3-purge.db'));
+    migrateSqlite(db, 3);
+    const { rows, tokens } = v3History(clock.now());
+    for (const [sql, values] of rows) db.prepare(sql).run(...values);
+    const store = createSqliteStore(db, { now: clock.now });
+    const rotated = await rotateRefreshToken(store, {
+      presentedKey: tokens.other.hash,
+      clientId: 'c',
+      retryWindowMs: 0,
+      now: clock.now(),
+    });
+    expect(rotated.status).toBe('rotated');
+    const count = (table: string) =>
+      (db.prepare(`SELECT count(*) AS n FROM ${table}`).get() as { n: number }).n;
+    expect(count('oauth_refresh_tokens')).toBe(Object.keys(tokens).length + 1);
+    clock.advance(28 * DAY);
+    while ((await store.purgeExpired(1)) > 0);
+    expect([count('oauth_grants'), count('oauth_refresh_tokens')]).toEqual([0, 0]);
     db.close();
   });
 
