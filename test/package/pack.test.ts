@@ -1,7 +1,7 @@
-// The package as npm would publish it: `npm pack` (which builds first), the tarball's contents, publint and
-// "Are the Types Wrong?" on it, then the tarball unpacked into fresh host projects on Express 4 and on Express 5,
-// where examples/minimal runs as written (importing the package by name) and an MCP client goes through the whole
-// OAuth journey to call its tool.
+// The package as npm would publish it: `npm pack` of dist/ (which npm test's global setup keeps up to date; a publish
+// builds first, through prepack), the tarball's contents, publint and "Are the Types Wrong?" on it, then the tarball
+// unpacked into fresh host projects on Express 4 and on Express 5, where examples/minimal runs as written (importing
+// the package by name) and an MCP client goes through the whole OAuth journey to call its tool.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { connect, createServer as createNetServer } from 'node:net';
@@ -25,7 +25,8 @@ let files: string[];
 beforeAll(() => {
   work = mkdtempSync(join(tmpdir(), 'mcp-oauth-pack-'));
   const packed = JSON.parse(
-    execFileSync('npm', ['pack', '--json', '--pack-destination', work], {
+    // --ignore-scripts: not prepack's build, which would rewrite dist/ under the app processes of other test files.
+    execFileSync('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', work], {
       cwd: ROOT,
       encoding: 'utf8',
       stdio: ['ignore', 'pipe', 'ignore'],
@@ -35,6 +36,13 @@ beforeAll(() => {
   files = packed[0]!.files.map((file) => file.path);
 }, 180_000);
 afterAll(() => rmSync(work, { recursive: true, force: true }));
+
+test('a publish builds first (prepack), so that it never ships a stale or missing dist/', () => {
+  const { scripts } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
+    scripts: Record<string, string>;
+  };
+  expect(scripts.prepack).toBe('npm run build');
+});
 
 test('the tarball holds the build, the pages, the README and the licence, and nothing else', () => {
   for (const needed of [
