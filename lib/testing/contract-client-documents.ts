@@ -3,7 +3,7 @@
 // being made. Nothing else stores one: documents are fetched for strangers, and their rows must not pile up.
 import type { ClientRecord } from '../store/types';
 import { DAY, MINUTE, SECOND } from './clock';
-import type { ContractEnv } from './contract-env';
+import { outcomeOf, type ContractEnv } from './contract-env';
 import { expect } from './expect';
 import { clientRecord, grantRecord } from './fixtures';
 
@@ -32,6 +32,18 @@ export function describeClientDocumentContract(env: ContractEnv): void {
       expect(await store.findClient(url)).toEqual(copy);
       expect(await store.findGrant(grant.grantId)).toEqual(grant);
       expect((await store.listActiveGrants(grant.userId))[0]).toMatchObject({ clientName: copy.clientName });
+    });
+
+    test('both or neither: a grant refused (its id taken) leaves the stored copy as it was', async () => {
+      const { store, clock } = env;
+      const grant = grantRecord(clock.now(), { clientId: url });
+      const copy = documentRecord(url);
+      await store.createGrantWithClient!(grant, copy);
+      const renamed = documentRecord(url, { clientName: 'Renamed' });
+      const again = { ...grant, userId: 'someone-else' };
+      expect(await outcomeOf(() => store.createGrantWithClient!(again, renamed))).toBe('refused');
+      expect(await store.findClient(url)).toEqual(copy);
+      expect(await store.findGrant(grant.grantId)).toEqual(grant);
     });
 
     test('the next grant replaces the copy, and every grant of the client names the newest', async () => {

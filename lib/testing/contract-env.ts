@@ -38,6 +38,18 @@ export interface ContractEnv {
   race(calls: StoreCall[]): Promise<unknown[]>;
 }
 
+/**
+ * Whether a write was stored or refused (thrown or rejected). Errors from a native driver may come from another
+ * realm, so the rejection is caught, not matched.
+ */
+export const outcomeOf = (write: () => unknown): Promise<'stored' | 'refused'> =>
+  Promise.resolve()
+    .then(write)
+    .then(
+      () => 'stored',
+      () => 'refused',
+    );
+
 /** A registered client and a new grant of it. */
 export async function newGrant(env: ContractEnv, overrides: Partial<GrantRecord> = {}): Promise<GrantRecord> {
   const client = clientRecord();

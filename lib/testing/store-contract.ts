@@ -9,6 +9,7 @@ import {
   firstToken,
   grantWithToken,
   newGrant as newGrantOf,
+  outcomeOf,
   rotate,
   type ContractEnv,
   type ContractTest,
@@ -44,18 +45,6 @@ export interface StoreContractOptions {
 }
 
 const OPTIONAL_CAPABILITIES: readonly OptionalCapability[] = ['createGrantWithClient', 'useAssertionId'];
-
-/**
- * Whether a write was stored or refused (thrown or rejected). Errors from a native driver may come from another
- * realm, so the rejection is caught, not matched.
- */
-const outcomeOf = (write: () => unknown): Promise<'stored' | 'refused'> =>
-  Promise.resolve()
-    .then(write)
-    .then(
-      () => 'stored',
-      () => 'refused',
-    );
 
 /** Registers every case of the store contract with the given runner. */
 export function describeStoreContract({

@@ -95,7 +95,7 @@ describe('createSqliteStore', () => {
     db.close();
   });
 
-  test('a version-6 database: a grant whose newest refresh token came from a code reports it as its last use', () => {
+  test('a version-6 database: a grant whose newest refresh token came from a code reports it as its last use', async () => {
     const clock = createFakeClock();
     const path = join(dir, 'v6.db');
     const db = new Database(path);
@@ -133,11 +133,10 @@ describe('createSqliteStore', () => {
     db.close();
     const store = createSqliteStore(path, { now: clock.now });
     expect(store.database.pragma('user_version', { simple: true })).toBe(SQLITE_SCHEMA_VERSION);
-    expect(grants.map(([grantId]) => store.findGrant(grantId)?.lastUsedAt)).toEqual([
-      clock.now() - 3 * SECOND,
-      clock.now() - SECOND,
-      null,
-    ]);
+    const lastUses = await Promise.all(
+      grants.map(async ([grantId]) => (await store.findGrant(grantId))?.lastUsedAt),
+    );
+    expect(lastUses).toEqual([clock.now() - 3 * SECOND, clock.now() - SECOND, null]);
     store.close();
   });
 
