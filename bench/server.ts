@@ -12,7 +12,6 @@ import express, { type RequestHandler } from 'express';
 import jwt from 'jsonwebtoken';
 import { createJwtSigner, createOAuthRouter, createSqliteStore } from '../lib';
 import { sha256 } from '../lib/crypto/secrets';
-import { createCompactSigner } from '../lib/crypto/compact-sign';
 import type * as AppModule from '../example-app/app';
 import type * as ConfigModule from '../example-app/config';
 import type * as OpenModule from '../example-app/db/open';
@@ -67,15 +66,21 @@ async function build(): Promise<express.Express> {
     return app;
   }
   if (mode === 'crypto-only') {
-    const signCompact = createCompactSigner('ES256', createPrivateKey(keyPem), { typ: 'JWT' });
+    const privateKey = createPrivateKey(keyPem);
     const db = new Database(join(process.env.BENCH_DIR!, `crypto-only-${process.pid}.db`));
     db.pragma('journal_mode = WAL');
     db.pragma('synchronous = NORMAL');
     db.exec('CREATE TABLE IF NOT EXISTS ops (hash TEXT PRIMARY KEY, at INTEGER NOT NULL)');
     const insert = db.prepare('INSERT INTO ops (hash, at) VALUES (?, ?)');
     app.post('/op', express.urlencoded({ extended: false }), express.json(), (req, res) => {
-      // The signature as the library makes it (node:crypto, P1363), so this stays the floor of a grant.
-      const token = signCompact({ sub: 'bench', aud: RESOURCE, exp: Math.floor(Date.now() / 1000) + 3600 });
+      // The signature as the library makes it (jsonwebtoken, ES256), so this stays the floor of a grant.
+      const token = jwt.sign(
+        { sub: 'bench', aud: RESOURCE, exp: Math.floor(Date.now() / 1000) + 3600 },
+        privateKey,
+        {
+          algorithm: 'ES256',
+        },
+      );
       insert.run(sha256(randomBytes(32).toString('base64url')), Date.now());
       res.json({ access_token: token, token_type: 'Bearer', expires_in: 3600 });
     });

@@ -1,8 +1,7 @@
-// The access-token signer: RFC 9068 JWTs (signed with node:crypto, verified with jsonwebtoken), key rotation by
-// kid, and the JWKS.
+// The access-token signer: RFC 9068 JWTs signed and verified with jsonwebtoken (the one JWT implementation of the
+// package; bench/README.md has the measurement that chose it), key rotation by kid, and the JWKS.
 import { randomUUID } from 'node:crypto';
 import jwt from 'jsonwebtoken';
-import { createCompactSigner } from './compact-sign';
 import { OAuthError } from '../errors';
 import {
   generateSigningKey,
@@ -96,10 +95,11 @@ export function createJwtSigner(options: JwtSignerOptions = {}): JwtSigner {
   const byKid = new Map(keys.map((key) => [key.kid, key]));
   const jwks = Object.freeze({ keys: Object.freeze(keys.map((key) => Object.freeze(key.jwk))) });
   const nowSeconds = () => Math.floor(config.now() / 1000);
-  const signCompact = createCompactSigner(signingKey.alg, signingKey.privateKey!, {
-    typ: 'at+jwt',
-    kid: signingKey.kid,
-  });
+  // Built once: the header names the key that signs (RFC 7515 §4.1.4) and the token type (RFC 9068 §2.1).
+  const signOptions: jwt.SignOptions = {
+    algorithm: signingKey.alg,
+    header: { alg: signingKey.alg, typ: 'at+jwt', kid: signingKey.kid },
+  };
 
   return {
     signAccessToken(input) {
@@ -115,7 +115,7 @@ export function createJwtSigner(options: JwtSignerOptions = {}): JwtSigner {
         jti: randomUUID(),
         grant_id: input.grantId,
       };
-      return { token: signCompact(claims), claims };
+      return { token: jwt.sign(claims, signingKey.privateKey!, signOptions), claims };
     },
 
     verifyAccessToken(token, expected) {
