@@ -99,6 +99,13 @@ export type { SqliteStore, SqliteStoreOptions } from './store/sqlite';
 export { createPostgresStore } from './store/postgres';
 /** The PostgreSQL store and its options. */
 export type { PostgresStore, PostgresStoreOptions } from './store/postgres';
+/**
+ * An in-memory store that passes the store contract suite: the runnable specification of the contract and a fast
+ * store for tests. Not for production: one process, nothing durable.
+ */
+export { createMemoryStore } from './store/memory';
+/** The in-memory store and its options (which optional capabilities it keeps). */
+export type { MemoryStore, MemoryStoreOptions } from './store/memory';
 /** The storage contract a custom store implements: its primitives, their inputs and its records. */
 export type {
   AdvanceRefreshTokenInput,
