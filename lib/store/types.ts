@@ -6,6 +6,10 @@
 // atomic. Every method may return a value or a promise and is always awaited, so a synchronous store (SQLite) and an
 // asynchronous one (PostgreSQL) fit the same contract. Secrets (client secrets, authorization codes, refresh
 // tokens) cross this seam only as SHA-256 hashes.
+//
+// Every rule a store must keep is written on OAuthStore below, and the shipped contract suite
+// (express-mcp-oauth/testing) has a case for each. memory.ts keeps them all in a couple of hundred lines: read it
+// beside this file.
 import type { SecretHash } from '../crypto/secrets';
 
 /** A value, or a promise of it. */
@@ -42,7 +46,11 @@ export interface ClientRecord {
   issuedAt: number;
 }
 
-/** One authorization of a client by a user: the consented scopes and resource. Revoking it ends all its tokens. */
+/**
+ * One authorization of a client by a user: the consented scopes and resource. Revoking it ends all its tokens. The
+ * store saves it as createGrant is given it; afterwards only three writes change it: revokeGrant (revokedAt), and
+ * consumeAuthorizationCode and advanceRefreshToken (lastUsedAt).
+ */
 export interface GrantRecord {
   grantId: string;
   clientId: string;
@@ -53,14 +61,23 @@ export interface GrantRecord {
   createdAt: number;
   /** Nothing issued under the grant outlives this instant (milliseconds since the epoch). */
   expiresAt: number;
-  /** When a token was last issued under this grant, or null. */
+  /**
+   * The issuedAt of the refresh token last issued under the grant, or null while none has been: the write that
+   * issues a refresh token sets it in the same atomic step (consumeAuthorizationCode with a first refresh token, and
+   * every advanceRefreshToken, a retry too). A code exchanged without a refresh token (a client without the
+   * refresh_token grant) leaves it as it was. A store stores it; it does not derive it from its tokens.
+   */
   lastUsedAt: number | null;
-  /** When the grant was revoked, or null while it is active. */
+  /**
+   * When the grant was revoked, by the store's own clock (revokeGrant is given no time), or null while it is not.
+   * Set once: revoking again keeps the first time.
+   */
   revokedAt: number | null;
 }
 
 /** An active grant with the name of its client, for a user's "connected apps" list. */
 export interface GrantWithClient extends GrantRecord {
+  /** The stored client's name when the list is read (for a document client: its newest copy's). */
   clientName: string | null;
 }
 
@@ -88,11 +105,9 @@ export type ConsumeCodeResult =
   | { status: 'not_found' };
 
 /**
- * The key a refresh token is stored under. The library issues refresh tokens as `<grant id>.<secret>` and keys them
- * as `<grant id>.<SHA-256 of the whole token, base64url without padding>`; tokens issued before that format (SQLite
- * schema version 4) are keyed by the bare base64url SHA-256. A store treats a key as an opaque string of at most 512
- * characters and compares it only for equality. It may rely on a key starting with its grant's id and a dot to keep a
- * grant's tokens together (the SQLite store does), but needs nothing but equality to be correct.
+ * The key a refresh token is stored under, derived by the library from the token (crypto/refresh-token.ts). Opaque
+ * to a store: a string of at most 512 characters, compared only for equality. A store needs nothing of its shape:
+ * each RefreshTokenRecord carries its grantId.
  */
 export type RefreshTokenKey = string & { readonly __brand: 'RefreshTokenKey' };
 
@@ -141,11 +156,23 @@ export interface AdvanceRefreshTokenInput {
 }
 
 /**
- * The storage contract. Records past their lifetime are never returned. The store owns the clock it compares
- * lifetimes against (an option of each implementation, so tests can freeze it).
+ * The storage contract. Rules every method keeps:
+ * - Clock. The store owns the clock it compares lifetimes against and reads the time of its own writes from
+ *   (revokedAt, a first refresh token's issuedAt): an option of each implementation (`now`), so that tests can
+ *   freeze it. Times the caller passes (issuedAt, usedAt, expiresAt) are stored as given.
+ * - Lifetimes. A record with an expiresAt lives while now < expiresAt; from that instant on it has expired: it is
+ *   never returned nor acted on (an expired code is not consumed, an expired grant neither revoked nor advanced, an
+ *   expired assertion id may be used again), until purgeExpired deletes it.
+ * - Copies. Records cross the seam as copies: changing an object after passing it in, or one read out, changes
+ *   nothing stored.
+ * - Refusals. A write the rules refuse (a taken client_id or grant id, a grant of a client that is not stored)
+ *   throws or rejects and changes nothing.
+ * - Atomicity. What a method calls atomic holds across connections and instances, not only within one process.
+ * - Optional capabilities. A store may leave out useAssertionId and createGrantWithClient: the library then turns
+ *   off the feature each serves, and says so once at start.
  */
 export interface OAuthStore {
-  /** Saves a new client. Its client_id is unique. */
+  /** Saves a new client. Its client_id is unique: a taken one is refused, and the stored client stays as it was. */
   registerClient(client: ClientRecord): MaybePromise<void>;
   /** The client with this id, or undefined. */
   findClient(clientId: string): MaybePromise<ClientRecord | undefined>;
@@ -157,35 +184,48 @@ export interface OAuthStore {
    */
   useAssertionId?(clientId: string, jti: string, expiresAt: number): MaybePromise<boolean>;
 
-  /** Saves a new grant. */
+  /** Saves a new grant as given. Refused if its grantId is taken or its client is not stored. */
   createGrant(grant: GrantRecord): MaybePromise<void>;
   /**
    * Saves a new grant and, in the same atomic step, `client`: the validated copy of a Client ID Metadata Document
    * (its clientId is the grant's) that the user just consented to, replacing any copy stored before, so that the
-   * grant always names a stored client. The purge must never remove a copy between the two writes (see
-   * purgeExpired). Optional: a store without it turns Client ID Metadata Documents off (the router says so once, at
-   * start).
+   * grant always names a stored client. Both or neither: if the grant is refused (its id taken), the stored copy
+   * stays as it was. The purge must never remove a copy between the two writes (see purgeExpired). Optional: a store
+   * without it turns Client ID Metadata Documents off (the router says so once, at start).
    */
   createGrantWithClient?(grant: GrantRecord, client: ClientRecord): MaybePromise<void>;
-  /** The grant with this id, revoked or not, or undefined once it has expired. */
+  /**
+   * The grant with this id, revoked or not, until it expires (a revoked grant's tokens are still recognised as
+   * revoked); undefined once it has expired, or for an unknown id.
+   */
   findGrant(grantId: string): MaybePromise<GrantRecord | undefined>;
   /** Whether the grant exists, is unexpired and is not revoked. The bearer check calls it on every request. */
   isGrantActive(grantId: string): MaybePromise<boolean>;
-  /** Revokes a grant and every refresh token issued under it. Idempotent; true if it was active until now. */
+  /**
+   * Revokes an active grant (unexpired, not revoked): sets its revokedAt to the store's own clock and returns true.
+   * Otherwise changes nothing and returns false, so a second revocation keeps the first one's time. Revoking a grant
+   * revokes every refresh token issued under it: the store reads each token with its grant (findRefreshToken).
+   */
   revokeGrant(grantId: string): MaybePromise<boolean>;
-  /** The active grants of a user, newest first (created_at, then grant id, both descending), with client names. */
+  /**
+   * The active grants of a user (unexpired, not revoked), newest first: by createdAt, and grants created in the same
+   * millisecond by grant id, both descending, comparing ids by code unit (the library's ids are time-ordered). Each
+   * with its client's name as stored when the list is read.
+   */
   listActiveGrants(userId: string): MaybePromise<GrantWithClient[]>;
 
-  /** Saves a new authorization code. */
+  /** Saves a new authorization code, unused. */
   saveAuthorizationCode(code: AuthorizationCodeRecord): MaybePromise<void>;
   /** The unexpired code with this hash, used or not, without consuming it; undefined otherwise. */
   findAuthorizationCode(codeHash: SecretHash): MaybePromise<AuthorizationCodeRecord | undefined>;
   /**
    * A test-and-set, atomic across connections and instances: marks the unexpired code used if it was not. Only the
-   * first call gets `consumed`, with the code's grant if it is still active; every later one gets `replayed`. Given
-   * `firstRefreshToken` and an active grant, the same atomic step inserts the grant's first refresh token (parentKey
-   * null, the code's clientId, issued now, expiring with the grant) and sets the grant's lastUsedAt to now: one
-   * write for the whole code exchange.
+   * first call gets `consumed`, with the code's grant if it is still active (unexpired, not revoked; otherwise
+   * `grant: undefined` and nothing else is written); every later one gets `replayed` while the code lives, and
+   * `not_found` once it has expired. Given `firstRefreshToken` and an active grant, the same atomic step inserts the
+   * grant's first refresh token (parentKey null, the code's clientId, issuedAt now by the store's clock, expiring
+   * with the grant) and sets the grant's lastUsedAt to that issuedAt, in the record stored and the one returned: one
+   * write for the whole code exchange. Without `firstRefreshToken` the grant is returned as stored.
    */
   consumeAuthorizationCode(
     codeHash: SecretHash,
@@ -208,10 +248,13 @@ export interface OAuthStore {
   advanceRefreshToken(input: AdvanceRefreshTokenInput): MaybePromise<boolean>;
 
   /**
-   * Deletes up to `batchSize` expired codes, expired grants (each grant with its refresh tokens, which expire
-   * with it), expired assertion ids, and stored copies of Client ID Metadata Documents (clients whose id starts with
-   * `https://`, in any case) that no grant names any more; returns how many rows it deleted itself (codes removed
-   * with their grant are not counted). Call again until it returns 0. A copy saved by a createGrant running at the
+   * Deletes expired records in batches, up to `batchSize` (default 500) of EACH kind per call, so that a backlog of
+   * one kind never holds up another: expired codes; expired grants, each with its refresh tokens (which expire with
+   * it) and codes; expired assertion ids; and stored copies of Client ID Metadata Documents (clients whose id starts
+   * with `https://`, in any case) that no grant names any more. Registered clients are never deleted. Returns how many
+   * codes, grants, assertion ids and copies it deleted (the refresh tokens and codes that go with their grant are
+   * not counted), so 0 means nothing of those kinds is left to delete: call it again until it returns 0. The
+   * library never calls it; the host app does, on a schedule. A copy saved by a createGrantWithClient running at the
    * same time, on any instance, is never removed from under its grant.
    */
   purgeExpired(batchSize?: number): MaybePromise<number>;
@@ -232,8 +275,8 @@ export interface SigningKeyRecord {
 }
 
 /**
- * The storage of a key set shared by every instance (SQLite and PostgreSQL stores implement it). Several instances
- * call it at once; each method says what it must make atomic.
+ * The storage of a key set shared by every instance (the SQLite, PostgreSQL and memory stores implement it). Several
+ * instances call it at once; each method says what it must make atomic. Its times are the caller's.
  */
 export interface SigningKeyStore {
   /** Every stored key, in any order. */

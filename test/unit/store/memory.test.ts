@@ -11,7 +11,7 @@ test.each([
   [{ clientDocuments: false, assertionIds: false }, []],
 ])('created with %j it has the optional methods %j, and no others', (options, methods) => {
   const store = createMemoryStore(options);
-  // Left out, not set to undefined: the router and the contract suite see a store without the capability.
+  // Left out entirely, as a store written without the capability would be.
   expect(OPTIONAL.filter((method) => method in store)).toEqual(methods);
 });
 
