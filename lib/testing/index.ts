@@ -3,7 +3,8 @@
 /**
  * Registers the store contract suite with your test runner: every atomicity, expiry and secrecy rule of
  * `OAuthStore`. `describeStoreContract({ name: 'Redis', factory, describe, test })` with jest's globals, or
- * node:test's `describe` and `test`.
+ * node:test's `describe` and `test`; `without: ['createGrantWithClient']` for a store without that optional method
+ * (its cases are then registered as skipped).
  */
 export { describeStoreContract } from './store-contract';
 /** The options of describeStoreContract. */
