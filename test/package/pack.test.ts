@@ -44,10 +44,12 @@ test('a publish builds first (prepack), so that it never ships a stale or missin
   expect(scripts.prepack).toBe('npm run build');
 });
 
-test('the tarball holds the build, the pages, the README and the licence, and nothing else', () => {
+// README links its docs/ pages, so they ship with it.
+test('the tarball holds the build, the pages, the README, its docs and the licence, and nothing else', () => {
   for (const needed of [
     'package.json',
     'README.md',
+    'docs/stores.md',
     'LICENSE',
     'dist/lib/index.js',
     'dist/lib/index.d.ts',
@@ -64,7 +66,8 @@ test('the tarball holds the build, the pages, the README and the licence, and no
       !['package.json', 'README.md', 'LICENSE', 'testing/package.json'].includes(path) &&
       !/^dist\/lib\/.+\.(js|d\.ts)$/.test(path) &&
       !/^dist\/esm\/(index|testing)\.(mjs|d\.mts)$/.test(path) &&
-      !/^views\/.+\.(ejs|css)$/.test(path),
+      !/^views\/.+\.(ejs|css)$/.test(path) &&
+      !/^docs\/[a-z-]+\.md$/.test(path),
   );
   expect(stray).toEqual([]);
 });
