@@ -4,6 +4,20 @@ import { generateKeyPairSync, randomUUID, type KeyObject } from 'node:crypto';
 import jwt from 'jsonwebtoken';
 import type { DocumentServer } from './document-server';
 
+/**
+ * RSA keys for the keyed clients, made as they are first needed and then handed out in turn: a 2048-bit RSA key
+ * takes 100-300 ms to generate, which every ChatGPT client of a test file paid once or more. A client's next key
+ * (rotate) always differs from its current one; tests that need a key no client has generate their own.
+ */
+const RSA_KEYS: Array<{ privateKey: KeyObject; publicKey: KeyObject }> = [];
+const RSA_POOL_SIZE = 3;
+let rsaTurn = 0;
+function nextRsaKey() {
+  const index = rsaTurn++ % RSA_POOL_SIZE;
+  RSA_KEYS[index] ??= generateKeyPairSync('rsa', { modulusLength: 2048 });
+  return RSA_KEYS[index];
+}
+
 /** Where a document is served, and what a test changes in it. */
 export interface DocumentOptions {
   path?: string;
@@ -104,7 +118,7 @@ export function chatGptDocument(server: DocumentServer, options: DocumentOptions
     privateKey: undefined as unknown as KeyObject,
     kid: '',
     rotate() {
-      const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+      const { privateKey, publicKey } = nextRsaKey();
       client.privateKey = privateKey;
       client.kid = `key-${randomUUID().slice(0, 8)}`;
       const jwk = { ...publicKey.export({ format: 'jwk' }), kid: client.kid, use: 'sig', alg: 'RS256' };
