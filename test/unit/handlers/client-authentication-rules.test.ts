@@ -404,3 +404,18 @@ describe('a malformed or smuggled Basic header is refused, never read in part', 
     expect(error.headers).toEqual(BASIC_CHALLENGE);
   });
 });
+
+test('private_key_jwt is refused, before its assertion is read, when the server does not offer it', async () => {
+  const { ctx, keyCalls, used } = fake();
+  const offered = {
+    ...ctx,
+    config: { ...ctx.config, authMethods: ['client_secret_basic', 'none'] },
+  } as OAuthContext;
+  const error = await authenticateClient(offered, request(ASSERTED())).catch((e: unknown) => e);
+  expect(error).toBeInstanceOf(OAuthError);
+  expect(error).toMatchObject({
+    code: 'invalid_client',
+    message: 'This server does not accept private_key_jwt client authentication.',
+  });
+  expect([keyCalls, used]).toEqual([[], []]);
+});
