@@ -14,4 +14,9 @@ module.exports = {
   coverageThreshold: { './lib/': { lines: 90 } },
   testTimeout: 30000,
   globalSetup: '<rootDir>/test/global-setup.js',
+  // Two test files at a time. Jest's default on a two-core machine (CI's) is one: most of the slow files wait on app
+  // processes, Chromium, PostgreSQL or a deadline rather than on the CPU. Every file has its own ports, database or
+  // schema, Redis prefix and temporary folders, so two can run side by side. The longest files start first.
+  maxWorkers: 2,
+  testSequencer: '<rootDir>/test/sequencer.js',
 };
