@@ -6,12 +6,13 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
+/** The newest change under `dir`: a .ts file written, or a folder's entries changed (a source deleted or renamed). */
 const newest = (dir) =>
   readdirSync(join(root, dir), { withFileTypes: true, recursive: true })
-    .filter((entry) => entry.isFile() && entry.name.endsWith('.ts'))
+    .filter((entry) => entry.isDirectory() || (entry.isFile() && entry.name.endsWith('.ts')))
     .reduce(
       (latest, entry) => Math.max(latest, statSync(join(entry.parentPath ?? entry.path, entry.name)).mtimeMs),
-      0,
+      statSync(join(root, dir)).mtimeMs,
     );
 /** What the build reads besides the sources: a change to one of them changes dist/ too. */
 const BUILD_FILES = ['tsconfig.json', 'tsconfig.build.json', 'scripts/write-esm-wrapper.mjs'];
