@@ -103,7 +103,7 @@ describeInBrowser('the reference app with the official MCP client', () => {
     expect(state.authorizationUrls.at(-1)!.searchParams.get('scope')).toContain('company:write');
 
     // 5. The access token expires (its default hour, plus the verifier's 5 s of skew): the SDK refreshes and carries
-    // on. Until then, the tokens of the consent served every call above.
+    // on. (Without the clock moved, the same call keeps the tokens it has.)
     const refreshBefore = state.tokens!.refresh_token;
     const accessBefore = state.tokens!.access_token;
     clock.advance(HOUR + 6 * SECOND);
