@@ -1,5 +1,5 @@
 /**
- * `npm run test:fast`: the edit loop. The library's unit, HTTP and MCP tests and the SQLite store contract, in
+ * `npm run test:fast`: the edit loop. The library's unit, HTTP and MCP tests and the SQLite and memory store contract, in
  * process: no build, no PostgreSQL, Redis, browser, app processes or packed package (`npm test` runs all of those).
  */
 const base = require('./jest.config.js');
@@ -11,6 +11,7 @@ module.exports = {
     '<rootDir>/test/http/**/*.test.ts',
     '<rootDir>/test/mcp/**/*.test.ts',
     '<rootDir>/test/store-contract/sqlite.test.ts',
+    '<rootDir>/test/store-contract/memory.test.ts',
   ],
   testPathIgnorePatterns: ['/node_modules/', '<rootDir>/test/unit/store/postgres\\.test\\.ts$'],
   // The services' tests skip with a message here even when their variables are set in the shell.
