@@ -1,6 +1,7 @@
 /**
- * `npm run test:fast`: the edit loop. The library's unit, HTTP and MCP tests and the SQLite and memory store contract, in
- * process: no build, no PostgreSQL, Redis, browser, app processes or packed package (`npm test` runs all of those).
+ * `npm run test:fast`: the edit loop. The library's unit, HTTP and MCP tests and the store contract on SQLite and
+ * in memory, in process: no build, no PostgreSQL, Redis, browser, app processes or packed package (`npm test` runs
+ * all of those).
  */
 const base = require('./jest.config.js');
 
