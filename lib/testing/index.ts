@@ -7,8 +7,9 @@
  * (its cases are then registered as skipped).
  */
 export { describeStoreContract } from './store-contract';
-/** The options of describeStoreContract. */
+/** The options of describeStoreContract, and the optional store methods its `without` may name. */
 export type { StoreContractOptions } from './store-contract';
+export type { OptionalCapability } from './contract-env';
 /** What the suite asks of a store under test: the store, optional race/bytes/row hooks, and close. */
 export type { StoreCall, StoreFactory, StoreHarness } from './harness';
 /** A clock a test moves by hand, and time units in milliseconds. */
