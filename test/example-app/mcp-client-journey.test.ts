@@ -96,11 +96,19 @@ describeInBrowser('the reference app with the official MCP client', () => {
     });
     expect(created.structuredContent).toMatchObject({ status: 'draft', total: 22800 });
 
-    // 4. Outside the granted scopes: refused, nothing changed, and the client is sent to ask for more.
+    // 4. Outside the granted scopes: 403 insufficient_scope, nothing changed. The SDK answers it by refreshing and
+    // sending the call once more (it asks the user again only when the refresh fails): the refresh keeps the grant's
+    // scopes, so the second try is refused too, and the SDK gives up instead of looping.
     const before = await snapshot(app);
-    await expect(client.callTool({ name: 'update_company', arguments: { city: 'Paris' } })).rejects.toThrow();
+    const rotatedFrom = state.tokens!.refresh_token;
+    const asked = state.authorizationUrls.length;
+    await expect(client.callTool({ name: 'update_company', arguments: { city: 'Paris' } })).rejects.toThrow(
+      /403 after trying upscoping/,
+    );
     expect(await snapshot(app)).toBe(before);
-    expect(state.authorizationUrls.at(-1)!.searchParams.get('scope')).toContain('company:write');
+    expect(state.tokens!.refresh_token).not.toBe(rotatedFrom);
+    expect(state.tokens!.scope).toBe('fakture:read fakture:write clients:read');
+    expect(state.authorizationUrls).toHaveLength(asked);
 
     // 5. The access token expires (its default hour, plus the verifier's 5 s of skew): the SDK refreshes and carries
     // on. (Without the clock moved, the same call keeps the tokens it has.)
