@@ -105,8 +105,8 @@ function describeKeySet(
       const a = await signer();
       const b = await signer({ refreshIntervalMs: 100 });
       const kid = await a.rotate();
-      expect(kidOf(b.signAccessToken(claims).token)).not.toBe(kid);
-      // Nothing but b's own timer makes it read the set again.
+      // Nothing but b's own timer makes it read the set again. (Whether b still signs with the old key right after
+      // the rotation is not asserted: on PostgreSQL its 100 ms timer may fire within a.rotate()'s round trips.)
       await waitUntil(
         () => kidOf(b.signAccessToken(claims).token) === kid,
         2_000,
