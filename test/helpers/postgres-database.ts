@@ -1,7 +1,7 @@
 // A fresh PostgreSQL database for one test file, dropped afterwards: instances of the app share it as they would
 // share a production database.
 import { randomBytes } from 'node:crypto';
-import { Client, type Pool, type PoolClient } from 'pg';
+import { Client, Pool as PgPool, type Pool, type PoolClient } from 'pg';
 import { DATABASE_URL } from './services';
 import { waitUntil } from './wait';
 
@@ -73,4 +73,33 @@ export async function waitUntilBlockedBy(
     10_000,
     `a session waiting for the lock of backend ${pid}`,
   );
+}
+
+/**
+ * A schema name of its own for one describe block, and a pool to inspect it with; registers the hooks that open the
+ * pool before the block's tests and, after them, drop the schema (and any `<schema>_...` sibling a test made) and
+ * end the pool.
+ */
+export function useThrowawaySchema(prefix: string): { readonly schema: string; readonly admin: Pool } {
+  const schema = `${prefix}_${randomBytes(6).toString('hex')}`;
+  let admin: Pool | undefined;
+  beforeAll(() => {
+    admin = new PgPool({ connectionString: DATABASE_URL });
+  });
+  afterAll(async () => {
+    if (!admin) return;
+    const { rows } = await admin.query<{ name: string }>(
+      `SELECT nspname AS name FROM pg_namespace WHERE nspname = $1 OR nspname LIKE $1 || '\\_%'`,
+      [schema],
+    );
+    for (const { name } of rows) await admin.query(`DROP SCHEMA IF EXISTS ${name} CASCADE`);
+    await admin.end();
+  });
+  return {
+    schema,
+    get admin() {
+      if (!admin) throw new Error('useThrowawaySchema: the pool opens in beforeAll.');
+      return admin;
+    },
+  };
 }

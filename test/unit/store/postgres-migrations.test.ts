@@ -1,32 +1,24 @@
 // PostgreSQL migrations that change what the store reports for rows an older version wrote.
-import { randomBytes } from 'node:crypto';
-import { Pool } from 'pg';
 import { createPostgresStore } from '../../../lib/store/postgres';
 import { migratePostgres } from '../../../lib/store/postgres-schema';
 import { createFakeClock, DAY, SECOND } from '../../helpers/clock';
 import { newRefreshToken } from '../../helpers/fixtures';
+import { useThrowawaySchema } from '../../helpers/postgres-database';
 import { DATABASE_URL, describeWith } from '../../helpers/services';
 
 describeWith('PostgreSQL store migrations', { postgres: true }, () => {
-  const schema = `migrate_${randomBytes(6).toString('hex')}`;
-  let admin: Pool;
-  beforeAll(() => {
-    admin = new Pool({ connectionString: DATABASE_URL });
-  });
-  afterAll(async () => {
-    await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
-    await admin.end();
-  });
+  const postgres = useThrowawaySchema('migrate');
+  const { schema } = postgres;
 
   test('version 6: a grant whose newest refresh token came from a code reports it as its last use', async () => {
     const clock = createFakeClock();
-    const client = await admin.connect();
+    const client = await postgres.admin.connect();
     try {
       await migratePostgres(client, schema, 6);
     } finally {
       client.release();
     }
-    const insert = (sql: string, values: unknown[] = []) => admin.query(sql, values);
+    const insert = (sql: string, values: unknown[] = []) => postgres.admin.query(sql, values);
     await insert(`INSERT INTO ${schema}.oauth_clients (client_id, client_secret_hash, client_name, redirect_uris,
       grant_types, response_types, token_endpoint_auth_method, scope, metadata, issued_at)
       VALUES ('c', NULL, 'C', '[]', '[]', '[]', 'none', '', '{}', 0)`);

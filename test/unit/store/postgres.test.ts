@@ -7,7 +7,7 @@ import { createFakeClock } from '../../helpers/clock';
 import { expectV3HistoryMigrated, v3History } from '../../helpers/v3-rotation-history';
 import { clientRecord, codeRecord, grantRecord } from '../../helpers/fixtures';
 import { startTcpProxy } from '../../helpers/tcp-proxy';
-import { waitUntilBlockedBy } from '../../helpers/postgres-database';
+import { useThrowawaySchema, waitUntilBlockedBy } from '../../helpers/postgres-database';
 import { DATABASE_URL, describeWith } from '../../helpers/services';
 import { waitUntil } from '../../helpers/wait';
 
@@ -36,20 +36,13 @@ test('an unreachable database rejects ready and every call, with the driver’s 
 });
 
 describeWith('PostgreSQL store setup', { postgres: true }, () => {
-  const schema = `setup_${randomBytes(6).toString('hex')}`;
-  let admin: Pool;
-  beforeAll(() => {
-    admin = new Pool({ connectionString: DATABASE_URL });
-  });
-  afterAll(async () => {
-    await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
-    await admin.end();
-  });
+  const postgres = useThrowawaySchema('setup');
+  const { schema } = postgres;
 
   test('instances starting at once on a new schema migrate it exactly once, and share its data', async () => {
     const stores = Array.from({ length: 4 }, () => createPostgresStore(DATABASE_URL!, { schema }));
     await Promise.all(stores.map((store) => store.ready));
-    const { rows } = await admin.query(
+    const { rows } = await postgres.admin.query(
       `SELECT version FROM ${schema}.oauth_schema_migrations ORDER BY version`,
     );
     expect(rows.map((row) => row.version)).toEqual(
@@ -77,7 +70,7 @@ describeWith('PostgreSQL store setup', { postgres: true }, () => {
       });
       await store.ready;
       expect(store.pool.idleCount).toBeGreaterThan(0);
-      const { rows } = await admin.query(
+      const { rows } = await postgres.admin.query(
         'SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1',
         [applicationName],
       );
@@ -107,7 +100,7 @@ describeWith('PostgreSQL store setup', { postgres: true }, () => {
   test('a version-3 schema keeps its rotation history through the move to the latest-token pointer', async () => {
     const v3 = `${schema}_v3`;
     const clock = createFakeClock();
-    const client = await admin.connect();
+    const client = await postgres.admin.connect();
     try {
       await migratePostgres(client, v3, 3);
       await client.query(`SET search_path TO ${v3}`);
@@ -132,17 +125,17 @@ describeWith('PostgreSQL store setup', { postgres: true }, () => {
 
   test('a schema from a newer version is refused with a message that says what to do', async () => {
     const newer = `${schema}_newer`;
-    await admin.query(`CREATE SCHEMA ${newer}`);
-    await admin.query(
+    await postgres.admin.query(`CREATE SCHEMA ${newer}`);
+    await postgres.admin.query(
       `CREATE TABLE ${newer}.oauth_schema_migrations (version INTEGER PRIMARY KEY, applied_at BIGINT NOT NULL)`,
     );
-    await admin.query(
+    await postgres.admin.query(
       `INSERT INTO ${newer}.oauth_schema_migrations VALUES (${POSTGRES_SCHEMA_VERSION + 1}, 0)`,
     );
     const store = createPostgresStore(DATABASE_URL!, { schema: newer });
     await expect(store.ready).rejects.toThrow(/newer than this package knows .* upgrade express-mcp-oauth/);
     await store.close();
-    await admin.query(`DROP SCHEMA ${newer} CASCADE`);
+    await postgres.admin.query(`DROP SCHEMA ${newer} CASCADE`);
   });
 
   test('a connection that dies inside a transaction fails that call, does not crash the process, and is replaced', async () => {
@@ -163,7 +156,7 @@ describeWith('PostgreSQL store setup', { postgres: true }, () => {
     const code = codeRecord(clock.now(), grant);
     await store.saveAuthorizationCode(code);
     // Another session holds the code's row, so the store's transaction waits inside its UPDATE, checked out.
-    const blocker = await admin.connect();
+    const blocker = await postgres.admin.connect();
     await blocker.query('BEGIN');
     await blocker.query(`SELECT 1 FROM ${schema}.oauth_authorization_codes WHERE code_hash = $1 FOR UPDATE`, [
       code.codeHash,
@@ -171,7 +164,7 @@ describeWith('PostgreSQL store setup', { postgres: true }, () => {
     try {
       const pending = Promise.resolve(store.consumeAuthorizationCode(code.codeHash));
       pending.catch(() => undefined);
-      await waitUntilBlockedBy(blocker, admin);
+      await waitUntilBlockedBy(blocker, postgres.admin);
       await proxy.cut();
       await expect(pending).rejects.toThrow(/terminated|ECONNRESET|closed/i);
     } finally {
