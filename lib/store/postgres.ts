@@ -26,8 +26,10 @@ export interface PostgresStoreOptions {
   onConnectionError?: (error: Error) => void;
 }
 
-/** The PostgreSQL store: the storage contract, its pool, the migration it ran, and a clean shutdown. */
-// Both optional capabilities of OAuthStore are kept, so they are required here.
+/**
+ * The PostgreSQL store: the storage contract, its pool, the migration it ran, and a clean shutdown.
+ * It keeps both optional capabilities of OAuthStore, so they are required here.
+ */
 export interface PostgresStore extends Required<OAuthStore>, SigningKeyStore {
   readonly pool: Pool;
   /** Resolves once the schema is migrated; rejects (and so does every call) if the database cannot be reached. */

@@ -26,8 +26,10 @@ export interface SqliteStoreOptions {
   groupCommit?: boolean;
 }
 
-/** The SQLite store: the storage contract, the underlying database, and a way to close it. */
-// Both optional capabilities of OAuthStore are kept, so they are required here.
+/**
+ * The SQLite store: the storage contract, the underlying database, and a way to close it.
+ * It keeps both optional capabilities of OAuthStore, so they are required here.
+ */
 export interface SqliteStore extends Required<OAuthStore>, SigningKeyStore {
   /** The better-sqlite3 connection, for a host app that keeps its own tables in the same file. */
   readonly database: Database;
