@@ -133,6 +133,18 @@ export type { SecretHash } from './crypto/secrets';
 export { isStoreUnavailable } from './store/unavailable';
 
 // ---------------------------------------------------------------------------------------------------------------
+// The deployment check (lib/check/): what `npx express-mcp-oauth check <mcp url>` runs
+// ---------------------------------------------------------------------------------------------------------------
+
+/**
+ * Walks discovery from an MCP URL as clients do (the 401 and its challenge, protected resource metadata, the
+ * authorization server's metadata, PKCE, registration) and reports each problem that would stop a client, with its
+ * fix.
+ */
+export { checkDeployment } from './check/deployment';
+export type { CheckFinding, CheckOptions, CheckReport } from './check/deployment';
+
+// ---------------------------------------------------------------------------------------------------------------
 // Errors and audit events (lib/errors.ts, lib/events.ts)
 // ---------------------------------------------------------------------------------------------------------------
 

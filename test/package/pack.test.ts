@@ -2,7 +2,7 @@
 // builds first, through prepack), the tarball's contents, publint and "Are the Types Wrong?" on it, then the tarball
 // unpacked into fresh host projects on Express 4 and on Express 5, where examples/minimal runs as written (importing
 // the package by name) and an MCP client goes through the whole OAuth journey to call its tool.
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { connect, createServer as createNetServer } from 'node:net';
 import { Pool } from 'pg';
@@ -50,6 +50,7 @@ test('the tarball holds the build, the pages, the README, its docs and the licen
     'package.json',
     'README.md',
     'docs/stores.md',
+    'bin/express-mcp-oauth.cjs',
     'LICENSE',
     'dist/lib/index.js',
     'dist/lib/index.d.ts',
@@ -63,7 +64,9 @@ test('the tarball holds the build, the pages, the README, its docs and the licen
   const stray = files.filter(
     (path) =>
       // testing/package.json points resolvers that predate `exports` (TypeScript's node10) at the testing entry.
-      !['package.json', 'README.md', 'LICENSE', 'testing/package.json'].includes(path) &&
+      !['package.json', 'README.md', 'LICENSE', 'testing/package.json', 'bin/express-mcp-oauth.cjs'].includes(
+        path,
+      ) &&
       !/^dist\/lib\/.+\.(js|d\.ts)$/.test(path) &&
       !/^dist\/esm\/(index|testing)\.(mjs|d\.mts)$/.test(path) &&
       !/^views\/.+\.(ejs|css)$/.test(path) &&
@@ -185,6 +188,26 @@ test('the shipped store contract suite runs under node:test from the tarball, on
   // Every case of the suite ran (the jest run of the same suite counts the same).
   expect(passed).toBeGreaterThanOrEqual(35);
 }, 120_000);
+
+test('the bin runs from the tarball: the check answers with its finding and exit code', () => {
+  const dir = hostProject('express');
+  const installed = join(dir, 'node_modules', 'express-mcp-oauth');
+  const { bin } = JSON.parse(readFileSync(join(installed, 'package.json'), 'utf8')) as {
+    bin: Record<string, string>;
+  };
+  const run = (...args: string[]) =>
+    spawnSync(process.execPath, [join(installed, bin['express-mcp-oauth']!), ...args], {
+      cwd: dir,
+      encoding: 'utf8',
+    });
+  // Port 1 of loopback: nobody listens, so the check says so (and never leaves the machine).
+  const down = run('check', 'http://127.0.0.1:1/mcp');
+  expect([down.status, down.stdout]).toEqual([
+    1,
+    expect.stringMatching(/^FAIL http:\/\/127\.0\.0\.1:1\/mcp could not be reached/m),
+  ]);
+  expect(run('help').status).toBe(2);
+});
 
 test('examples/existing-session: the consent page uses the app’s own login, and an MCP client calls the tool', async () => {
   const dir = hostProject('express');
