@@ -137,9 +137,9 @@ export { isStoreUnavailable } from './store/unavailable';
 // ---------------------------------------------------------------------------------------------------------------
 
 /**
- * Walks discovery from an MCP URL as clients do (the 401 and its challenge, protected resource metadata, the
- * authorization server's metadata, PKCE, registration) and reports each problem that would stop a client, with its
- * fix.
+ * Walks discovery from an MCP URL as clients do, with the MCP SDK client's own discovery (the 401 and its
+ * challenge, protected resource metadata, the authorization server's metadata, PKCE, registration), and reports each
+ * problem that would stop a client, with its fix. Needs the SDK.
  */
 export { checkDeployment } from './check/deployment';
 export type { CheckFinding, CheckOptions, CheckReport } from './check/deployment';

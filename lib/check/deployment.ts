@@ -1,6 +1,9 @@
-// The deployment check: walks discovery the way MCP clients do (MCP authorization spec, RFC 9728, RFC 8414) from the
-// URL a client is given, and names each problem that would stop a client, with its fix. Most "it won't connect"
-// reports are a server that tells clients a different issuer, resource or scheme than the one they reached.
+// The deployment check: walks discovery from the URL a client is given with the MCP SDK client's own discovery
+// functions (so it reads the server as that client does: the challenge, RFC 9728 with its fallbacks, RFC 8414 and
+// OpenID discovery in the client's order, the resource rule it applies), and names each problem that would stop a
+// client, with its fix. Most "it won't connect" reports are a server that announces another issuer, resource or
+// scheme than the one clients reached.
+import { boundedFetch } from './bounded-fetch';
 
 /** One step of the walk: what was checked, and what to do when it failed. */
 export interface CheckFinding {
@@ -25,7 +28,8 @@ export interface CheckOptions {
   timeoutMs?: number;
 }
 
-type Json = Record<string, unknown>;
+type Sdk = typeof import('@modelcontextprotocol/sdk/client/auth.js') &
+  typeof import('@modelcontextprotocol/sdk/shared/auth-utils.js');
 
 const LOOPBACK = new Set(['localhost', '127.0.0.1', '[::1]']);
 /** The MCP spec's first message: an initialize request, as a client sends it before it has a token. */
@@ -36,22 +40,23 @@ const INITIALIZE = JSON.stringify({
   params: {
     protocolVersion: '2025-06-18',
     capabilities: {},
-    clientInfo: { name: 'express-mcp-oauth check', version: '1' },
+    clientInfo: { name: 'express-mcp-oauth', version: '1' },
   },
 });
+const CORS_PROBE_ORIGIN = 'https://client.example';
 
-/** A problem that ends the walk: the steps after it need what it failed to get. */
-class Stop extends Error {}
-
-/** Checks that an MCP client given `mcpUrl` could discover, register and sign in. Never throws for a bad server. */
+/** Checks that an MCP client given `mcpUrl` could discover the server and start signing in. Never throws for a bad server. */
 export async function checkDeployment(mcpUrl: string, options: CheckOptions = {}): Promise<CheckReport> {
   const findings: CheckFinding[] = [];
   const pass = (message: string) => void findings.push({ ok: true, message });
   const fail = (message: string, fix: string) => void findings.push({ ok: false, message, fix });
-  const doFetch = options.fetch ?? fetch;
-  const timeoutMs = options.timeoutMs ?? 10_000;
-  const get = (url: string, init: RequestInit = {}) =>
-    doFetch(url, { redirect: 'manual', signal: AbortSignal.timeout(timeoutMs), ...init });
+  const done = () => ({ ok: findings.every((finding) => finding.ok), findings });
+  // Loaded here: the SDK is an optional peer of the package, needed only by this check and createMcpHandler.
+  const sdk = {
+    ...(require('@modelcontextprotocol/sdk/client/auth.js') as typeof import('@modelcontextprotocol/sdk/client/auth.js')),
+    ...(require('@modelcontextprotocol/sdk/shared/auth-utils.js') as typeof import('@modelcontextprotocol/sdk/shared/auth-utils.js')),
+  } as Sdk;
+  const fetchFn = boundedFetch(options.fetch ?? fetch, options.timeoutMs ?? 10_000);
 
   let reached: URL;
   try {
@@ -62,24 +67,109 @@ export async function checkDeployment(mcpUrl: string, options: CheckOptions = {}
       `"${mcpUrl}" is not an http or https URL.`,
       'Pass the URL MCP clients are given, e.g. https://api.example.com/mcp.',
     );
-    return { ok: false, findings };
+    return done();
   }
   checkHttps('The MCP endpoint', reached, fail);
 
+  // 1. MCP authorization spec: a request without a token gets 401, with a challenge naming the resource metadata.
+  let response: Response;
   try {
-    const challenge = await unauthenticatedCall(reached, get, pass, fail);
-    const resourceMetadata = await readResourceMetadata(reached, challenge, get, pass, fail);
-    const issuer = await readIssuerMetadata(reached, resourceMetadata, get, pass, fail);
-    checkCapabilities(issuer, pass, fail);
+    response = await fetchFn(reached.href, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' },
+      body: INITIALIZE,
+    });
   } catch (error) {
-    if (!(error instanceof Stop)) throw error;
+    fail(
+      `${reached.href} could not be reached (${(error as Error).message}).`,
+      'Check the URL, DNS, the firewall and that the server runs.',
+    );
+    return done();
   }
-  return { ok: findings.every((finding) => finding.ok), findings };
+  if (response.status !== 401) {
+    fail(
+      `POST ${reached.href} without a token answered ${response.status}, not 401.`,
+      response.status >= 300 && response.status < 400
+        ? `It redirects to ${response.headers.get('location') ?? 'elsewhere'}: give clients the final URL.`
+        : 'Put oauth.requireBearer() in front of the MCP handler.',
+    );
+    return done();
+  }
+  const { resourceMetadataUrl } = sdk.extractWWWAuthenticateParams(response);
+  pass(
+    resourceMetadataUrl
+      ? `POST ${reached.href} without a token: 401, naming ${resourceMetadataUrl.href}.`
+      : `POST ${reached.href} without a token: 401 (no resource_metadata in WWW-Authenticate: clients fall back to the well-known URLs).`,
+  );
+
+  // 2. RFC 9728: the resource's metadata, and the rule the client applies to its `resource`.
+  let resource: Awaited<ReturnType<Sdk['discoverOAuthProtectedResourceMetadata']>> | undefined;
+  try {
+    resource = await sdk.discoverOAuthProtectedResourceMetadata(reached, { resourceMetadataUrl }, fetchFn);
+  } catch (error) {
+    fail(
+      `No protected resource metadata for ${reached.href}: ${(error as Error).message}`,
+      'Serve it with the router: app.use(oauth), and app.use(oauth.wellKnown) at the root for an issuer with a path.',
+    );
+  }
+  if (resource) {
+    const requested = sdk.resourceUrlFromServerUrl(reached);
+    if (!sdk.checkResourceAllowed({ requestedResource: requested, configuredResource: resource.resource })) {
+      fail(
+        `The protected resource metadata says resource "${resource.resource}", but clients reach ${requested.href} (RFC 9728 §3.3).`,
+        announcedHint(resource.resource, reached) ??
+          `Set the router's resources to the public URL: resources: ['${requested.href}'].`,
+      );
+    } else pass(`The protected resource metadata names this resource (${resource.resource}).`);
+    await checkCors(fetchFn, resourceMetadataUrl?.href ?? protectedResourcePath(reached), fail);
+  }
+
+  // 3. The authorization server: the first the resource names (or, as clients fall back, the MCP server's origin).
+  const issuer = resource?.authorization_servers?.[0] ?? new URL('/', reached).href;
+  const issuerUrl = new URL(issuer);
+  checkHttps('The authorization server', issuerUrl, fail);
+  let metadata: Awaited<ReturnType<Sdk['discoverAuthorizationServerMetadata']>>;
+  try {
+    metadata = await sdk.discoverAuthorizationServerMetadata(issuer, { fetchFn });
+  } catch (error) {
+    fail(
+      `The authorization server metadata of ${issuer} is not usable: ${(error as Error).message}`,
+      'Serve the metadata the router builds, unchanged.',
+    );
+    return done();
+  }
+  if (!metadata) {
+    const tried = sdk.buildDiscoveryUrls(issuer).map(({ url }) => url.href);
+    fail(
+      `No authorization server metadata for ${issuer} at ${tried.join(', ')}.`,
+      'Mount the router so that its well-known documents are served at the root (oauth.wellKnown for an issuer with a path).',
+    );
+    return done();
+  }
+  // RFC 8414 §3.3 (and RFC 9207 for clients that check `iss`): the metadata names the issuer it was found for.
+  if (metadata.issuer.replace(/\/$/, '') !== issuer.replace(/\/$/, '')) {
+    fail(
+      `The authorization server metadata says issuer "${metadata.issuer}", but it was found as ${issuer} (RFC 8414 §3.3).`,
+      announcedHint(metadata.issuer, issuerUrl) ?? 'Give the router one issuer, its public URL.',
+    );
+  } else pass(`The authorization server metadata names its issuer (${metadata.issuer}).`);
+  // The CORS of the address that answered: the first of those clients try that serves the metadata.
+  for (const { url } of sdk.buildDiscoveryUrls(issuer)) {
+    const found = await fetchFn(url.href).then(
+      (answer) => answer.ok,
+      () => false,
+    );
+    if (!found) continue;
+    await checkCors(fetchFn, url.href, fail);
+    break;
+  }
+  checkCapabilities(metadata, pass, fail);
+  return done();
 }
 
 type Pass = (message: string) => void;
 type Fail = (message: string, fix: string) => void;
-type Get = (url: string, init?: RequestInit) => Promise<Response>;
 
 /** https, except on a loopback host (RFC 8252 §8.3; the MCP spec requires https for every other). */
 function checkHttps(what: string, url: URL, fail: Fail): void {
@@ -90,101 +180,14 @@ function checkHttps(what: string, url: URL, fail: Fail): void {
     );
 }
 
-async function request(get: Get, url: string, fail: Fail, init?: RequestInit): Promise<Response> {
-  try {
-    return await get(url, init);
-  } catch (error) {
-    fail(
-      `${url} could not be reached (${(error as Error).message}).`,
-      'Check the URL, DNS, the firewall and that the server runs.',
-    );
-    throw new Stop();
-  }
-}
-
-async function readJson(response: Response, url: string, fail: Fail): Promise<Json> {
-  const body: unknown = await response.json().catch(() => undefined);
-  if (!response.ok || !body || typeof body !== 'object' || Array.isArray(body)) {
-    fail(
-      `${url} answered ${response.status} without a JSON object.`,
-      'Mount the router where its documents are served (app.use(oauth), and oauth.wellKnown at the root for an issuer with a path).',
-    );
-    throw new Stop();
-  }
-  return body as Json;
-}
-
-/** MCP authorization spec: a request without a token gets 401 and a challenge naming the resource metadata. */
-async function unauthenticatedCall(
-  reached: URL,
-  get: Get,
-  pass: Pass,
-  fail: Fail,
-): Promise<string | undefined> {
-  const response = await request(get, reached.href, fail, {
-    method: 'POST',
-    headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' },
-    body: INITIALIZE,
-  });
-  await response.body?.cancel();
-  if (response.status !== 401) {
-    fail(
-      `POST ${reached.href} without a token answered ${response.status}, not 401.`,
-      response.status >= 300 && response.status < 400
-        ? `It redirects to ${response.headers.get('location') ?? 'elsewhere'}: give clients the final URL.`
-        : 'Put oauth.requireBearer() in front of the MCP handler.',
-    );
-    throw new Stop();
-  }
-  const header = response.headers.get('www-authenticate') ?? '';
-  const metadataUrl = /resource_metadata="([^"]+)"/i.exec(header)?.[1];
-  if (!/^Bearer\b/i.test(header) || !metadataUrl) {
-    fail(
-      'The 401 has no WWW-Authenticate: Bearer resource_metadata="..." (RFC 9728 §5.1).',
-      'Use oauth.requireBearer() (or refuseBearer) to answer it; a proxy must not drop the header.',
-    );
-    return undefined;
-  }
-  pass(`POST ${reached.href} without a token: 401 with a Bearer challenge.`);
-  return metadataUrl;
-}
-
-/** RFC 9728 §3: the metadata of the resource, whose `resource` must be exactly the URL the client reached. */
-async function readResourceMetadata(
-  reached: URL,
-  challenged: string | undefined,
-  get: Get,
-  pass: Pass,
-  fail: Fail,
-): Promise<Json> {
-  const path = reached.pathname.replace(/\/+$/, '');
-  const url = challenged ?? `${reached.origin}/.well-known/oauth-protected-resource${path}`;
-  const metadata = await readJson(await request(get, url, fail), url, fail);
-  const resource = typeof metadata.resource === 'string' ? metadata.resource : '';
-  const expected = `${reached.origin}${path}`;
-  if (resource.replace(/\/+$/, '') !== expected) {
-    fail(
-      `The protected resource metadata says resource ${JSON.stringify(metadata.resource)}, but clients reach ${expected} (RFC 9728 §3.3: they must be the same).`,
-      schemeOrHostHint(resource, reached) ??
-        `Set the router's issuer (and resources) to the public URL: resources: ['${expected}'].`,
-    );
-  } else pass(`Protected resource metadata at ${url} names this resource.`);
-  const servers = metadata.authorization_servers;
-  if (!Array.isArray(servers) || typeof servers[0] !== 'string') {
-    fail(
-      'The protected resource metadata lists no authorization_servers.',
-      'Serve it with the router (oauth.wellKnown).',
-    );
-    throw new Stop();
-  }
-  return metadata;
-}
+const protectedResourcePath = (reached: URL) =>
+  `${reached.origin}/.well-known/oauth-protected-resource${reached.pathname.replace(/\/+$/, '')}`;
 
 /** A hint when only the scheme or the host differs: the usual proxy mistakes. */
-function schemeOrHostHint(advertised: string, reached: URL): string | undefined {
+function announcedHint(announced: string, reached: URL): string | undefined {
   let url: URL;
   try {
-    url = new URL(advertised);
+    url = new URL(announced);
   } catch {
     return undefined;
   }
@@ -195,62 +198,42 @@ function schemeOrHostHint(advertised: string, reached: URL): string | undefined 
   return undefined;
 }
 
-/** RFC 8414 §3: the issuer's metadata, at the path-inserted well-known URL, whose `issuer` must be the issuer. */
-async function readIssuerMetadata(
-  reached: URL,
-  resourceMetadata: Json,
-  get: Get,
-  pass: Pass,
-  fail: Fail,
-): Promise<Json> {
-  const issuer = String((resourceMetadata.authorization_servers as string[])[0]).replace(/\/+$/, '');
-  let issuerUrl: URL;
-  try {
-    issuerUrl = new URL(issuer);
-  } catch {
+/** Browser-based clients (the MCP Inspector, web apps) read the documents from another origin. */
+async function checkCors(fetchFn: typeof fetch, url: string, fail: Fail): Promise<void> {
+  const allowed = await fetchFn(url, { headers: { Origin: CORS_PROBE_ORIGIN } }).then(
+    (response) => response.headers.get('access-control-allow-origin'),
+    () => null,
+  );
+  if (allowed !== '*' && allowed !== CORS_PROBE_ORIGIN)
     fail(
-      `The authorization server ${JSON.stringify(issuer)} is not a URL.`,
-      "Set the router's issuer to its public URL.",
+      `${url} does not allow other origins to read it (Access-Control-Allow-Origin: ${allowed ?? 'none'}).`,
+      'Do not strip or narrow CORS headers at the proxy: browser-based clients read the metadata.',
     );
-    throw new Stop();
-  }
-  checkHttps('The authorization server', issuerUrl, fail);
-  const path = issuerUrl.pathname === '/' ? '' : issuerUrl.pathname;
-  const url = `${issuerUrl.origin}/.well-known/oauth-authorization-server${path}`;
-  const metadata = await readJson(await request(get, url, fail), url, fail);
-  if (metadata.issuer !== issuer) {
-    fail(
-      `The authorization server metadata says issuer ${JSON.stringify(metadata.issuer)}, but it was found as ${issuer} (RFC 8414 §3.3: they must be the same).`,
-      schemeOrHostHint(String(metadata.issuer), issuerUrl) ?? 'Give the router one issuer, its public URL.',
-    );
-  } else pass(`Authorization server metadata at ${url}, issuer ${issuer}.`);
-  if (issuerUrl.origin !== reached.origin && !LOOPBACK.has(issuerUrl.hostname))
-    pass(`The authorization server is on another origin (${issuerUrl.origin}).`);
-  // Browser-based clients read the documents from another origin.
-  const cors = await request(get, url, fail, { headers: { Origin: 'https://client.example' } });
-  await cors.body?.cancel();
-  if (cors.headers.get('access-control-allow-origin') === null)
-    fail(
-      `${url} sends no Access-Control-Allow-Origin.`,
-      'Do not strip CORS headers at the proxy: browser clients read the metadata.',
-    );
-  return metadata;
 }
 
-/** What an MCP client needs of the authorization server: S256 PKCE, codes, and a way to get a client id. */
-function checkCapabilities(metadata: Json, pass: Pass, fail: Fail): void {
-  const list = (name: string) => (Array.isArray(metadata[name]) ? (metadata[name] as unknown[]) : []);
-  if (!list('code_challenge_methods_supported').includes('S256'))
+/** What an MCP client needs of the authorization server: codes with S256 PKCE, and a way to get a client id. */
+function checkCapabilities(
+  metadata: {
+    response_types_supported: string[];
+    code_challenge_methods_supported?: string[];
+    registration_endpoint?: string;
+    client_id_metadata_document_supported?: boolean;
+  },
+  pass: Pass,
+  fail: Fail,
+): void {
+  if (!metadata.response_types_supported.includes('code'))
+    fail(
+      'The metadata does not list "code" in response_types_supported.',
+      'Serve the metadata the router builds, unchanged.',
+    );
+  // MCP authorization spec: a client must refuse a server that does not list S256.
+  if (!metadata.code_challenge_methods_supported?.includes('S256'))
     fail(
       'The metadata does not list S256 in code_challenge_methods_supported.',
-      'MCP clients require PKCE S256 (MCP authorization spec); the router offers it.',
+      'MCP clients require PKCE S256; serve the metadata the router builds.',
     );
-  else pass('PKCE S256 is offered.');
-  if (typeof metadata.authorization_endpoint !== 'string' || typeof metadata.token_endpoint !== 'string')
-    fail(
-      'The metadata lacks authorization_endpoint or token_endpoint.',
-      'Serve the metadata the router builds.',
-    );
+  else pass('Authorization codes with PKCE S256 are offered.');
   const registration = typeof metadata.registration_endpoint === 'string';
   const documents = metadata.client_id_metadata_document_supported === true;
   if (!registration && !documents)
