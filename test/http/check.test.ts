@@ -9,6 +9,8 @@ import { createJwtSigner } from '../../lib/crypto/signer';
 import { createOAuthRouter, type OAuthRouter } from '../../lib/router';
 import type { OAuthRouterOptions } from '../../lib/options';
 import { createMemoryStore } from '../../lib/store/memory';
+import { auth } from '@modelcontextprotocol/sdk/client/auth.js';
+import { memoryProvider } from '../helpers/mcp-client-provider';
 import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy';
 
 interface Deployment {
@@ -148,6 +150,50 @@ describe('against servers on loopback', () => {
         fix: `The server announces the host ${new URL(app.url).host} but you reached 127.0.0.1:${proxy.port}: set the issuer to the public URL clients use.`,
       },
     ]);
+  });
+
+  // The check and the MCP SDK client read discovery alike: where the check passes, the client gets as far as the
+  // authorization redirect (discovery, registration, PKCE); where it names a discovery problem, the client fails too.
+  test.each([
+    ['a correct deployment', (app: express.Express, origin: string) => void correct(app, origin), true],
+    [
+      'an issuer with a path',
+      (app: express.Express, origin: string) => {
+        const oauth = createOAuthRouter(createMemoryStore(), createJwtSigner(), {
+          ...routerOptions(`${origin}/tenant`),
+          resources: [`${origin}/mcp`],
+        });
+        app.use(oauth.wellKnown);
+        app.use('/tenant', oauth);
+        app.post('/mcp', oauth.requireBearer(), (_req, res) => void res.json({}));
+      },
+      true,
+    ],
+    [
+      'another host in the issuer',
+      (app: express.Express, origin: string) => void correct(app, origin.replace('127.0.0.1', 'localhost')),
+      false,
+    ],
+    [
+      'well-known documents not mounted',
+      (app: express.Express, origin: string) => {
+        const oauth = createOAuthRouter(createMemoryStore(), createJwtSigner(), {
+          ...routerOptions(`${origin}/tenant`),
+          resources: [`${origin}/mcp`],
+        });
+        app.use('/tenant', oauth);
+        app.post('/mcp', oauth.requireBearer(), (_req, res) => void res.json({}));
+      },
+      false,
+    ],
+  ] as Array<[string, Setup, boolean]>)('the SDK client agrees: %s', async (_name, setup, connects) => {
+    const { url } = await started(setup);
+    const { provider } = memoryProvider('http://127.0.0.1:1/callback');
+    const outcome = await auth(provider, { serverUrl: url }).catch((error: Error) => error.message);
+    expect({ check: (await checkDeployment(url)).ok, sdk: outcome === 'REDIRECT' }).toEqual({
+      check: connects,
+      sdk: connects,
+    });
   });
 
   test('a server that cannot be reached, and a command line that is not a check', async () => {
