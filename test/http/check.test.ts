@@ -50,6 +50,19 @@ const correct = (app: express.Express, issuer: string, extra?: Partial<OAuthRout
 
 type Setup = (app: express.Express, origin: string) => void;
 
+/** An issuer with a path (`/tenant`), the MCP endpoint at the root; its well-known documents mounted there or not. */
+const pathIssuer =
+  ({ wellKnownAtRoot }: { wellKnownAtRoot: boolean }): Setup =>
+  (app, origin) => {
+    const oauth = createOAuthRouter(createMemoryStore(), createJwtSigner(), {
+      ...routerOptions(`${origin}/tenant`),
+      resources: [`${origin}/mcp`],
+    });
+    if (wellKnownAtRoot) app.use(oauth.wellKnown);
+    app.use('/tenant', oauth);
+    app.post('/mcp', oauth.requireBearer(), (_req, res) => void res.json({}));
+  };
+
 const problems = (report: CheckReport) => report.findings.filter((finding) => !finding.ok);
 
 describe('against servers on loopback', () => {
@@ -81,15 +94,7 @@ describe('against servers on loopback', () => {
   });
 
   test('an issuer with a path, its well-known documents mounted at the root as README says', async () => {
-    const { url } = await started((app, origin) => {
-      const oauth = createOAuthRouter(createMemoryStore(), createJwtSigner(), {
-        ...routerOptions(`${origin}/tenant`),
-        resources: [`${origin}/mcp`],
-      });
-      app.use(oauth.wellKnown);
-      app.use('/tenant', oauth);
-      app.post('/mcp', oauth.requireBearer(), (_req, res) => void res.json({}));
-    });
+    const { url } = await started(pathIssuer({ wellKnownAtRoot: true }));
     expect(problems(await checkDeployment(url))).toEqual([]);
   });
 
@@ -113,14 +118,7 @@ describe('against servers on loopback', () => {
     ],
     [
       'the well-known documents not mounted for an issuer with a path',
-      (app: express.Express, origin: string) => {
-        const oauth = createOAuthRouter(createMemoryStore(), createJwtSigner(), {
-          ...routerOptions(`${origin}/tenant`),
-          resources: [`${origin}/mcp`],
-        });
-        app.use('/tenant', oauth);
-        app.post('/mcp', oauth.requireBearer(), (_req, res) => void res.json({}));
-      },
+      pathIssuer({ wellKnownAtRoot: false }),
       '/mcp',
       /No protected resource metadata for .*: Resource server does not implement OAuth 2\.0 Protected Resource Metadata/,
       /oauth\.wellKnown\) at the root/,
@@ -156,36 +154,13 @@ describe('against servers on loopback', () => {
   // authorization redirect (discovery, registration, PKCE); where it names a discovery problem, the client fails too.
   test.each([
     ['a correct deployment', (app: express.Express, origin: string) => void correct(app, origin), true],
-    [
-      'an issuer with a path',
-      (app: express.Express, origin: string) => {
-        const oauth = createOAuthRouter(createMemoryStore(), createJwtSigner(), {
-          ...routerOptions(`${origin}/tenant`),
-          resources: [`${origin}/mcp`],
-        });
-        app.use(oauth.wellKnown);
-        app.use('/tenant', oauth);
-        app.post('/mcp', oauth.requireBearer(), (_req, res) => void res.json({}));
-      },
-      true,
-    ],
+    ['an issuer with a path', pathIssuer({ wellKnownAtRoot: true }), true],
     [
       'another host in the issuer',
       (app: express.Express, origin: string) => void correct(app, origin.replace('127.0.0.1', 'localhost')),
       false,
     ],
-    [
-      'well-known documents not mounted',
-      (app: express.Express, origin: string) => {
-        const oauth = createOAuthRouter(createMemoryStore(), createJwtSigner(), {
-          ...routerOptions(`${origin}/tenant`),
-          resources: [`${origin}/mcp`],
-        });
-        app.use('/tenant', oauth);
-        app.post('/mcp', oauth.requireBearer(), (_req, res) => void res.json({}));
-      },
-      false,
-    ],
+    ['well-known documents not mounted', pathIssuer({ wellKnownAtRoot: false }), false],
   ] as Array<[string, Setup, boolean]>)('the SDK client agrees: %s', async (_name, setup, connects) => {
     const { url } = await started(setup);
     const { provider } = memoryProvider('http://127.0.0.1:1/callback');
