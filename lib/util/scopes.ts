@@ -8,12 +8,22 @@ export type ScopeCatalogue = Readonly<Record<string, string>>;
 const SCOPE_TOKEN = /^[\x21\x23-\x5B\x5D-\x7E]+$/;
 
 /**
- * Splits a scope parameter into its distinct tokens, in order. Throws invalid_scope for malformed input or a
- * scope outside `allowed`.
+ * A client's request for a refresh token (OpenID Connect Core §11), not a permission. The MCP authorization spec
+ * ("Refresh Tokens", from SEP-2207) lets a client add it to the scope of its authorization and token requests.
+ * This server gives refresh tokens by the client's refresh_token grant type, so the value is accepted and dropped
+ * wherever a scope is read: it never fails a request, and never reaches a grant, a token or a tool's scope check.
+ */
+export const OFFLINE_ACCESS = 'offline_access';
+
+/**
+ * Splits a scope parameter into its distinct tokens, in order, without offline_access. Throws invalid_scope for
+ * malformed input or a scope outside `allowed`. A value naming only offline_access asks for nothing in particular
+ * and is read as an absent scope parameter: every scope of `allowed`, as each caller does without one.
  */
 export function parseScope(value: string, allowed: ReadonlySet<string>): string[] {
   const tokens = value.split(' ').filter((token) => token.length > 0);
-  for (const token of tokens) {
+  const scopes = tokens.filter((token) => token !== OFFLINE_ACCESS);
+  for (const token of scopes) {
     if (!SCOPE_TOKEN.test(token) || !allowed.has(token)) {
       throw new OAuthError(
         'invalid_scope',
@@ -21,5 +31,6 @@ export function parseScope(value: string, allowed: ReadonlySet<string>): string[
       );
     }
   }
-  return [...new Set(tokens)];
+  if (scopes.length === 0 && tokens.length > 0) return [...allowed];
+  return [...new Set(scopes)];
 }
