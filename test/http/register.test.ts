@@ -2,7 +2,7 @@
 import request from 'supertest';
 import { hashSecret } from '../../lib/crypto/secrets';
 import { HIDDEN_FORMATTING, ORDINARY_NAMES } from '../helpers/display-text';
-import { createTestServer, type TestServer } from '../helpers/oauth-app';
+import { createTestServer, obtainTokens, type TestServer } from '../helpers/oauth-app';
 import { generateKeyPairSync } from 'node:crypto';
 
 const pair = generateKeyPairSync('ec', { namedCurve: 'P-256' });
@@ -89,6 +89,82 @@ describe('POST /v1/oauth/register', () => {
     expect(res.status).toBe(201);
     expect(res.body.redirect_uris).toEqual(body.redirect_uris);
     if (body.token_endpoint_auth_method === 'none') expect(res.body).not.toHaveProperty('client_secret');
+  });
+
+  // RFC 7591 §3.2.1: the response holds the metadata as registered, so the method asked for comes back as asked.
+  // Open WebUI reads the answer with a schema that refuses any method but client_secret_post or none.
+  test.each([
+    ['client_secret_post', { token_endpoint_auth_method: 'client_secret_post' }, true],
+    ['client_secret_basic', { token_endpoint_auth_method: 'client_secret_basic' }, true],
+    ['none', { token_endpoint_auth_method: 'none' }, false],
+    [
+      'private_key_jwt',
+      { token_endpoint_auth_method: 'private_key_jwt', jwks: { keys: [publicJwk] } },
+      false,
+    ],
+    ['client_secret_basic, the default (RFC 7591 §2), when none is named', {}, true],
+  ])('token_endpoint_auth_method %s is registered and answered as asked', async (name, fields, secret) => {
+    const res = await register({ redirect_uris: ['https://a.example/cb'], ...fields });
+    expect(res.status).toBe(201);
+    expect(res.body.token_endpoint_auth_method).toBe(name.split(',')[0]);
+    expect('client_secret' in res.body).toBe(secret);
+    const stored = await server.store.findClient(res.body.client_id);
+    expect(stored?.tokenEndpointAuthMethod).toBe(name.split(',')[0]);
+  });
+
+  test('Open WebUI registers with client_secret_post, is answered client_secret_post, and authenticates that way', async () => {
+    const openWebUi = {
+      client_name: 'Open WebUI',
+      redirect_uris: ['https://chat.example/oauth/clients/mcp:fakture/callback'],
+      grant_types: ['authorization_code', 'refresh_token'],
+      response_types: ['code'],
+      token_endpoint_auth_method: 'client_secret_post',
+    };
+    const res = await register(openWebUi);
+    expect(res.status).toBe(201);
+    expect(res.body).toMatchObject({ ...openWebUi, client_secret: expect.any(String) });
+    const { tokens } = await obtainTokens(server, openWebUi);
+    expect(tokens.refresh_token).toEqual(expect.any(String));
+  });
+
+  // RFC 7591 §2: the server MUST ignore metadata it does not understand; §3.2.1 answers what was registered.
+  test('fields this server does not know are accepted and left out of the answer', async () => {
+    const res = await register({
+      client_name: 'Acme Agent',
+      redirect_uris: ['https://acme.example/cb'],
+      token_endpoint_auth_method: 'client_secret_post',
+      application_type: 'web',
+      default_max_age: 3600,
+      post_logout_redirect_uris: ['https://acme.example/bye'],
+      x_vendor_extension: { nested: [1, 2, { deep: true }] },
+      software_statement: 'eyJhbGciOiJub25lIn0.e30.',
+    });
+    expect(res.status).toBe(201);
+    for (const unknown of [
+      'application_type',
+      'default_max_age',
+      'post_logout_redirect_uris',
+      'x_vendor_extension',
+      'software_statement',
+    ])
+      expect(res.body).not.toHaveProperty(unknown);
+    expect(res.body.token_endpoint_auth_method).toBe('client_secret_post');
+  });
+
+  test('a registration of redirect_uris alone gets every optional field defaulted', async () => {
+    const res = await register({ redirect_uris: ['https://a.example/cb'] });
+    expect(res.status).toBe(201);
+    expect(res.body).toEqual({
+      client_id: expect.any(String),
+      client_secret: expect.any(String),
+      client_secret_expires_at: 0,
+      client_id_issued_at: expect.any(Number),
+      redirect_uris: ['https://a.example/cb'],
+      grant_types: ['authorization_code', 'refresh_token'],
+      response_types: ['code'],
+      token_endpoint_auth_method: 'client_secret_basic',
+      scope: expect.stringContaining('fakture:read'),
+    });
   });
 
   test.each([
