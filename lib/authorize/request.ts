@@ -2,6 +2,7 @@
 // redirect URI are checked first: until both are trusted, errors are shown to the user and never redirected.
 import type { Response } from 'express';
 import type { OAuthContext } from '../context';
+import { isClientIdUrl } from '../cimd/client-document';
 import { isValidCodeChallenge } from '../crypto/pkce';
 import { OAuthError } from '../errors';
 import type { RedirectTarget } from '../util/redirect-uri';
@@ -52,8 +53,7 @@ export async function validateAuthorizationRequest(
     throw new OAuthError('invalid_request', 'The request has no redirect_uri. Start again from your app.');
   // RFC 9700 §4.1.3: exact matching; an unmatched URI could be an open redirect, so it is never followed.
   const redirectUri = matchRedirectUri(requestedUri, client.redirectUris);
-  if (!redirectUri)
-    throw new OAuthError('invalid_request', 'The redirect_uri is not registered for this app.');
+  if (!redirectUri) throw unregisteredRedirect(requestedUri, client, config.clientDocuments.maxCacheMs);
 
   let state: string | undefined;
   try {
@@ -94,4 +94,35 @@ export async function validateAuthorizationRequest(
     if (value !== undefined) params[name] = value;
   }
   return { client, redirectUri: requestedUri, state, scopes, resource, codeChallenge, params };
+}
+
+/**
+ * A redirect URI the client did not register: what happened, and what would fix it. Clients change their callbacks
+ * (Cursor did twice) and keep the client_id registered with the old one; only a new registration, or for a document
+ * client the document's next fetch, brings the new URI.
+ */
+function unregisteredRedirect(requestedUri: string, client: ClientRecord, documentLifetimeMs: number) {
+  const uri = `The redirect URI "${requestedUri.slice(0, 200)}"`;
+  const notSent = 'so this service will not send you there.';
+  if (isClientIdUrl(client.clientId)) {
+    return new OAuthError(
+      'invalid_request',
+      `${uri} is not listed in the app's metadata document (${client.clientId}), ${notSent} If the app has just ` +
+        'changed its redirect URIs, try again later: the document is read again when the copy held here expires ' +
+        `(within ${duration(documentLifetimeMs)}).`,
+    );
+  }
+  return new OAuthError(
+    'invalid_request',
+    `${uri} is not registered for this app, ${notSent} The app must register with this service again (in most ` +
+      'apps: remove this server and add it again).',
+  );
+}
+
+/** "24 hours", "90 minutes". */
+function duration(ms: number): string {
+  const hours = ms / 3_600_000;
+  if (Number.isInteger(hours)) return hours === 1 ? '1 hour' : `${hours} hours`;
+  const minutes = Math.ceil(ms / 60_000);
+  return minutes === 1 ? '1 minute' : `${minutes} minutes`;
 }

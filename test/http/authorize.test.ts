@@ -72,6 +72,31 @@ describe('GET /v1/oauth/authorize', () => {
     expect(res.text).toContain('This request cannot continue');
   });
 
+  // Cursor changed its callback twice (cursor://anysphere.cursor-retrieval/..., cursor://anysphere.cursor-mcp/...,
+  // https://www.cursor.com/agents/mcp/oauth/callback) while keeping the client_id it had registered with the first.
+  // RFC 9700 §4.1.3: no match, no redirect; the page says what happened and what the app must do.
+  test.each([
+    'cursor://anysphere.cursor-mcp/oauth/callback',
+    'https://www.cursor.com/agents/mcp/oauth/callback',
+  ])(
+    'a client whose callback changed (Cursor, now %s): a page saying the redirect URI is not registered and the app must register again',
+    async (redirectUri) => {
+      const cursor = await registerClient(server.app, {
+        client_name: 'Cursor',
+        redirect_uris: ['cursor://anysphere.cursor-retrieval/oauth/user-server/callback'],
+        token_endpoint_auth_method: 'none',
+      });
+      const res = await authorize({ redirect_uri: redirectUri }, cursor);
+      expect(res.status).toBe(400);
+      expect(res.headers.location).toBeUndefined();
+      expect(res.headers['content-type']).toMatch(/^text\/html/);
+      expect(res.text.replace(/&#34;/g, '"')).toContain(
+        `The redirect URI "${redirectUri}" is not registered for this app, so this service will not send you ` +
+          'there. The app must register with this service again (in most apps: remove this server and add it again).',
+      );
+    },
+  );
+
   test('a loopback redirect URI may use another port (RFC 8252 §7.3), but nothing else may change', async () => {
     const native = await registerClient(server.app, {
       redirect_uris: ['http://127.0.0.1:33418/cb'],

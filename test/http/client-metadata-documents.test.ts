@@ -308,7 +308,12 @@ describe('Client ID Metadata Documents', () => {
       const res = await authorizePage(vscode.clientId, 'http://127.0.0.1:33418/elsewhere');
       expect(res.status).toBe(400);
       expect(res.headers.location).toBeUndefined();
-      expect(res.text).toContain('not registered for this app');
+      expect(res.text.replace(/&#34;/g, '"').replace(/&#39;/g, "'")).toContain(
+        `The redirect URI "http://127.0.0.1:33418/elsewhere" is not listed in the app's metadata document ` +
+          `(${vscode.clientId}), so this service will not send you there. If the app has just changed its ` +
+          'redirect URIs, try again later: the document is read again when the copy held here expires (within ' +
+          '24 hours).',
+      );
     });
 
     test('a broken document is invalid_client at the token endpoint', async () => {
