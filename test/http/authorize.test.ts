@@ -7,7 +7,9 @@ import {
   createTestServer,
   formOf,
   ISSUER,
+  RESOURCE,
   registerClient,
+  tokenRequest,
   USER,
   type RegisteredClient,
   type TestServer,
@@ -541,5 +543,65 @@ describe('cookies on https (login CSRF)', () => {
     } finally {
       server.close();
     }
+  });
+});
+
+// RFC 8707 §2: a client may spell the resource with a trailing slash (`https://host/mcp/`, as some derive it from
+// the URL they were given); it names the same resource. The code remembers the resource without the slash, and the
+// token endpoint compares the exchange's resource the same way, so the two spellings agree in either place.
+describe('resource with a trailing slash (RFC 8707 §2)', () => {
+  let server: TestServer;
+  beforeAll(() => {
+    server = createTestServer();
+  });
+  afterAll(() => server.close());
+
+  test.each([
+    ['/mcp/', undefined],
+    ['/mcp/', '/mcp'],
+    ['/mcp/', '/mcp/'],
+    ['/mcp', '/mcp/'],
+  ])(
+    'authorized for %s, exchanged with resource %s: one resource, the access token for /mcp',
+    async (atAuthorize, atToken) => {
+      const client = await registerClient(server.app);
+      const page = await request(server.app).get(
+        `/v1/oauth/authorize?${authorizeQuery(client, { resource: ISSUER + atAuthorize }).query}`,
+      );
+      expect(page.status).toBe(200);
+      const { code, pkce } = await authorizeInBrowser(server.app, client, { resource: ISSUER + atAuthorize });
+      const token = await tokenRequest(server.app, client, {
+        grant_type: 'authorization_code',
+        code: code!,
+        redirect_uri: client.redirect_uris[0]!,
+        code_verifier: pkce.verifier,
+        ...(atToken === undefined ? {} : { resource: ISSUER + atToken }),
+      });
+      expect(token.status).toBe(200);
+      const claims = server.signer.verifyAccessToken(token.body.access_token, {
+        issuer: ISSUER,
+        audience: RESOURCE,
+      });
+      expect(claims.aud).toBe(RESOURCE);
+      const grants = await server.store.listActiveGrants(USER.id);
+      expect(grants.every((grant) => grant.resource === RESOURCE)).toBe(true);
+    },
+  );
+
+  test.each([
+    ['another path', '/mcp/other'],
+    ['another resource behind the slash', '/mcpx/'],
+  ])('a resource that differs by more than the slash is invalid_target: %s', async (_name, path) => {
+    const client = await registerClient(server.app);
+    const { code, pkce } = await authorizeInBrowser(server.app, client, { resource: `${RESOURCE}/` });
+    const token = await tokenRequest(server.app, client, {
+      grant_type: 'authorization_code',
+      code: code!,
+      redirect_uri: client.redirect_uris[0]!,
+      code_verifier: pkce.verifier,
+      resource: ISSUER + path,
+    });
+    expect(token.status).toBe(400);
+    expect(token.body.error).toBe('invalid_target');
   });
 });
