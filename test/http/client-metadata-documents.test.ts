@@ -669,6 +669,133 @@ describe('Client ID Metadata Documents', () => {
     );
   });
 
+  // What draft-ietf-oauth-client-id-metadata-document-02 (and -03) asks of an authorization server, rule by rule.
+  describe('draft-ietf-oauth-client-id-metadata-document-02', () => {
+    const minimal = (clientId: string) => ({
+      client_id: clientId,
+      client_name: 'Some App',
+      redirect_uris: ['https://app.example/callback'],
+    });
+
+    // §4: "comparisons MUST be made using simple string comparison"; the server MUST NOT normalise the URL.
+    test.each([
+      ['its host in capitals', (id: string) => id.replace('evil.test', 'EVIL.test')],
+      ['a trailing slash', (id: string) => `${id}/`],
+      ['a character of the path percent-encoded', (id: string) => id.replace('/exact/', '/%65xact/')],
+      ['a query', (id: string) => `${id}?v=1`],
+      ['no port', (id: string) => id.replace(/:\d+\//, '/')],
+    ])(
+      '§4 exact string comparison: a document whose client_id differs from its URL by %s is refused',
+      async (_name, spell) => {
+        start();
+        const path = `/exact/${unique()}.json`;
+        const clientId = documents.url(path, 'evil.test');
+        documents.json(path, { ...minimal(clientId), client_id: spell(clientId) });
+        const res = await authorizePage(clientId, 'https://app.example/callback');
+        expect(res.status).toBe(401);
+        expect(res.headers.location).toBeUndefined();
+        expect(res.text).toMatch(/must be exactly the URL it is served from/);
+      },
+    );
+
+    test('§4 exact string comparison: a client_id sent with its host in capitals does not match the document', async () => {
+      start();
+      const path = `/exact/${unique()}.json`;
+      const clientId = documents.url(path, 'evil.test');
+      documents.json(path, minimal(clientId));
+      const res = await authorizePage(
+        clientId.replace('evil.test', 'EVIL.TEST'),
+        'https://app.example/callback',
+      );
+      expect(res.status).toBe(401);
+      expect(res.text).toMatch(/must be exactly the URL it is served from/);
+    });
+
+    // §4: the metadata values are those of the RFC 7591 registry, and a document is written for many servers.
+    test.each([
+      ['only client_id, client_name and redirect_uris', (id: string) => minimal(id)],
+      [
+        'fields this server does not know',
+        (id: string) => ({
+          ...minimal(id),
+          application_type: 'native',
+          dpop_bound_access_tokens: true,
+          post_logout_redirect_uris: ['https://app.example/bye'],
+          require_pushed_authorization_requests: false,
+          x_vendor_extension: { nested: [1, { deep: true }] },
+        }),
+      ],
+    ])('§4 a document with %s is accepted, and its client connects', async (_name, document) => {
+      start();
+      const path = `/doc/${unique()}.json`;
+      const clientId = documents.url(path, 'vscode.dev.test');
+      documents.json(path, document(clientId), 'max-age=3600');
+      const { code, pkce } = await codeFor(clientId, 'https://app.example/callback');
+      const token = await request(server.app).post('/v1/oauth/token').type('form').send({
+        grant_type: 'authorization_code',
+        code,
+        redirect_uri: 'https://app.example/callback',
+        code_verifier: pkce.verifier,
+        client_id: clientId,
+      });
+      expect(token.status).toBe(200);
+      expect(token.body.refresh_token).toEqual(expect.any(String));
+    });
+
+    // §4.2 (with RFC 9700 §4.1.3): the redirect URI is an exact match of one the document lists (only the port of a
+    // loopback URI may vary, RFC 8252 §7.3): anything else is shown on a page, never redirected to.
+    test.each([
+      ['a trailing slash', 'https://app.example/callback/'],
+      ['the path in capitals', 'https://app.example/CALLBACK'],
+      ['a query', 'https://app.example/callback?next=x'],
+      ['another port', 'https://app.example:8443/callback'],
+      ['http', 'http://app.example/callback'],
+      ['another host', 'https://evil.example/callback'],
+    ])('§4.2 redirect URI matching: %s is not the listed URI', async (_name, redirectUri) => {
+      start();
+      const path = `/doc/${unique()}.json`;
+      const clientId = documents.url(path, 'vscode.dev.test');
+      documents.json(path, minimal(clientId), 'max-age=3600');
+      const res = await authorizePage(clientId, redirectUri);
+      expect(res.status).toBe(400);
+      expect(res.headers.location).toBeUndefined();
+      expect(res.text).toMatch(/is not listed in the app&#39;s metadata document/);
+    });
+
+    // §8.2: a document that declares private_key_jwt makes a confidential client, which MUST authenticate so: an
+    // intercepted code is worth nothing to whoever sends it with the client_id alone.
+    test('§8.2 a document declaring private_key_jwt cannot exchange its code with client_id alone (none)', async () => {
+      start();
+      const chatgpt = chatGptDocument(documents, { path: `/oauth/chatgpt-${unique()}.json` });
+      const redirectUri = 'https://chatgpt.com/connector_platform_oauth_redirect';
+      const { code, pkce } = await codeFor(chatgpt.clientId, redirectUri);
+      const exchange = (auth: Record<string, string>) =>
+        request(server.app)
+          .post('/v1/oauth/token')
+          .type('form')
+          .send({
+            grant_type: 'authorization_code',
+            code,
+            redirect_uri: redirectUri,
+            code_verifier: pkce.verifier,
+            ...auth,
+          });
+      const bare = await exchange({ client_id: chatgpt.clientId });
+      expect(bare.status).toBe(401);
+      expect(bare.body).toEqual({
+        error: 'invalid_client',
+        error_description:
+          'This client registered token_endpoint_auth_method private_key_jwt; authenticate that way.',
+      });
+      // Refused before the code was touched: the client's own signed request still gets its tokens.
+      const signed = await exchange({
+        client_assertion_type: ASSERTION_TYPE,
+        client_assertion: chatgpt.assertion(ISSUER, { now: server.clock.now() }),
+      });
+      expect(signed.status).toBe(200);
+    });
+  });
+
   describe('the cache', () => {
     test('one fetch serves 20 concurrent first requests', async () => {
       start();
@@ -704,7 +831,7 @@ describe('Client ID Metadata Documents', () => {
       ['max-age=99999999 (cut to 24 hours)', 24 * HOUR],
       ['no header (the floor)', 5 * MINUTE],
     ])(
-      'Cache-Control %s keeps the document that long, and a changed redirect applies at the next fetch',
+      '§5.2 periodic re-fetch: Cache-Control %s keeps the document that long, and a changed redirect applies at the next fetch',
       async (label, keep) => {
         start();
         const path = `/oauth/cached-${unique()}.json`;
