@@ -25,7 +25,10 @@ export type OAuthEventType =
   | 'token.refreshed'
   /** The token endpoint refused a request: `reason` is the OAuth error code (invalid_grant, invalid_client, ...). */
   | 'token.refused'
-  /** A used or superseded refresh token presented outside its retry window: its grant is revoked. */
+  /**
+   * A used refresh token presented after its reuse window (`reason` `after_window`, with `firstUsedAt`), or a token
+   * left behind by a branch (`superseded`): its grant is revoked (RFC 9700 §4.14.2).
+   */
   | 'refresh_token.reused'
   /** A grant ended by its user, its client (RFC 7009 revocation) or an administrator. */
   | 'grant.revoked'
@@ -57,9 +60,15 @@ export interface OAuthEvent {
   by?: RevokedBy;
   /**
    * code.replayed: `replay` or `pkce_mismatch`; sign_in.failed: `bad_credentials`; token.refused: the error code;
-   * client.fetch_failed: the failure.
+   * client.fetch_failed: the failure; refresh_token.reused: `after_window` or `superseded`.
    */
   reason?: string;
+  /**
+   * refresh_token.reused, and token.refreshed for a token presented again (answered with the same successor): when
+   * the presented token was first used, in milliseconds since the epoch. How long ago tells a client that shares or
+   * retries a token (seconds to hours) from an old copy coming back (days).
+   */
+  firstUsedAt?: number;
   /** token.introspected: what the caller was told. */
   active?: boolean;
   /** rate_limit.hit, sign_in.rate_limited: the limit's name (`token`, `signInPerAccount`, ...). */

@@ -19,6 +19,8 @@ export type {
   RateLimitOptions,
   RateLimitStore,
 } from './options';
+/** How a refresh token presented again after its first use is answered (the `refreshTokenReuse` option). */
+export type { RefreshTokenReuseOptions } from './grants/reuse-options';
 /** One rate limit's settings and the names of the limits. */
 export type { LimitOptions, RateLimitName, SlowdownOptions } from './rate-limit-options';
 /** A scope catalogue: each scope with the plain words the consent page shows. */

@@ -8,6 +8,11 @@ import type { MaybePromise, TokenEndpointAuthMethod } from './store/types';
 import type { ScopeCatalogue } from './util/scopes';
 import type { OAuthEvent } from './events';
 import { parsePaths, type EndpointPaths } from './paths';
+import {
+  parseRefreshTokenReuse,
+  type RefreshTokenReuseOptions,
+  type RefreshTokenReusePolicy,
+} from './grants/reuse-options';
 import { parseRateLimits, type RateLimitConfig, type RateLimitOptions } from './rate-limit-options';
 import {
   parseClientDocumentOptions,
@@ -39,8 +44,6 @@ export interface LifetimeOptions {
   accessToken?: number;
   /** How long a grant and its refresh tokens last. Default 2,592,000 (30 days). */
   refreshToken?: number;
-  /** How long a used refresh token may be presented again (a lost response). Default 60. */
-  refreshRetryWindow?: number;
   /** How long the sign-in cookie remembers the user. Default 1800 (30 minutes). */
   signIn?: number;
 }
@@ -59,6 +62,12 @@ export interface OAuthRouterOptions {
   /** Where the endpoints live below the issuer. Default: `/v1/oauth/authorize`, `/v1/oauth/token`, ... (see README). */
   paths?: Partial<EndpointPaths>;
   lifetimes?: LifetimeOptions;
+  /**
+   * How a refresh token presented again after its first use is answered: with the same successor within `window`
+   * seconds (default a day), and at any time while nobody has used its successor (`untilSuccessorUsed`, default
+   * true); otherwise the grant is revoked as reuse. `'strict'`: a minute, and never after (README, "Refresh tokens").
+   */
+  refreshTokenReuse?: RefreshTokenReuseOptions | 'strict';
   /** Checks an email and password from the built-in sign-in form; returns the user, or null. */
   authenticateUser?: (
     email: string,
@@ -133,6 +142,7 @@ export interface OAuthConfig {
   scopes: ScopeCatalogue;
   scopeNames: ReadonlySet<string>;
   lifetimes: Required<LifetimeOptions>;
+  refreshTokenReuse: RefreshTokenReusePolicy;
   authenticateUser: OAuthRouterOptions['authenticateUser'];
   getSessionUser: OAuthRouterOptions['getSessionUser'];
   signInUrl: OAuthRouterOptions['signInUrl'];
@@ -224,11 +234,14 @@ export function parseOptions(options: OAuthRouterOptions): OAuthConfig {
   }
 
   const lifetimes = options.lifetimes ?? {};
+  if ('refreshRetryWindow' in lifetimes)
+    fail(
+      'lifetimes.refreshRetryWindow is now refreshTokenReuse.window (seconds; or refreshTokenReuse: "strict").',
+    );
   const parsedLifetimes: Required<LifetimeOptions> = {
     authorizationCode: parseSeconds('authorizationCode', lifetimes.authorizationCode, 600, 1, 600),
     accessToken: parseSeconds('accessToken', lifetimes.accessToken, 3600, 1, 86_400),
     refreshToken: parseSeconds('refreshToken', lifetimes.refreshToken, 30 * 86_400, 60, 366 * 86_400),
-    refreshRetryWindow: parseSeconds('refreshRetryWindow', lifetimes.refreshRetryWindow, 60, 0, 600),
     signIn: parseSeconds('signIn', lifetimes.signIn, 1800, 60, 86_400),
   };
 
@@ -291,6 +304,12 @@ export function parseOptions(options: OAuthRouterOptions): OAuthConfig {
     scopes: Object.freeze({ ...scopes }),
     scopeNames: new Set(Object.keys(scopes)),
     lifetimes: parsedLifetimes,
+    refreshTokenReuse: parseRefreshTokenReuse(
+      options.refreshTokenReuse,
+      parsedLifetimes.refreshToken,
+      secret,
+      fail,
+    ),
     authenticateUser,
     getSessionUser,
     signInUrl,

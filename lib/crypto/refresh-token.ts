@@ -4,6 +4,12 @@
 // sit side by side in the store's primary key, so issuing a successor writes next to its parent and a grant's
 // tokens are found and purged by key range, without a second index. Tokens from before this format (no dot) are
 // stored under their bare hash and keep working.
+//
+// A token's successor is not random: it is derived from the token with the router's successor key, so that every
+// client process presenting one token is handed the same successor and the grant's tokens stay one chain instead of
+// branching (grants/rotation.ts says when a token may be presented again). Like any token it is stored only by its
+// key; deriving it needs the presented token itself and the key, which never leaves the server.
+import { createHmac } from 'node:crypto';
 import { randomSecret, sha256 } from './secrets';
 import type { RefreshTokenKey } from '../store/types';
 
@@ -11,6 +17,19 @@ import type { RefreshTokenKey } from '../store/types';
 export function issueRefreshToken(grantId: string): { token: string; key: RefreshTokenKey } {
   const token = `${grantId}.${randomSecret()}`;
   return { token, key: refreshTokenKey(token) };
+}
+
+/**
+ * The one successor of `token` in `grantId`, and its key: HMAC-SHA-256 of the token under `successorKey`, in the
+ * same "<grant id>.<secret>" form (and of the same 256 bits) as a random token.
+ */
+export function successorOf(
+  token: string,
+  grantId: string,
+  successorKey: Buffer,
+): { token: string; key: RefreshTokenKey } {
+  const successor = `${grantId}.${createHmac('sha256', successorKey).update(token).digest('base64url')}`;
+  return { token: successor, key: refreshTokenKey(successor) };
 }
 
 /** The store key of a presented refresh token: its grant's id and its hash, or the bare hash for an old token. */

@@ -1,87 +1,117 @@
 // The refresh-token rotation rule (RFC 6749 §6, RFC 9700 §4.14.2), decided by the library for every store: a store
 // only reads a token with its grant and performs one compare-and-set (OAuthStore.advanceRefreshToken).
 //
-// A grant remembers the token it last exchanged for the first time (its rotation pointer, and when). Each first use is
-// of a successor of the previous latest token, so the used tokens of a grant form one chain ending at the pointer,
-// and every question the rule asks is answered by that pointer and the presented token's parent:
-// - a successor of the latest token (or a grant's first token, while nothing has been used) is unused and current;
-// - the latest token itself was used, and none of its successors has been, so a retry is possible;
-// - anything else was used before the latest, or is a sibling of a token that was used first: it is stale.
-// The pointer only moves forward along that chain, so a decision of reuse made on a read is final, and a first use or
-// a retry is applied only if the pointer has not moved since the read (otherwise the rule is asked again).
-import { issueRefreshToken } from '../crypto/refresh-token';
+// Every token has one successor, derived from it (crypto/refresh-token.ts), so the grant's tokens form one chain and
+// every process that presents a token gets the same next one: clients that share a stored token, or race two
+// refreshes of it, converge instead of branching. The grant remembers the token it last exchanged for the first time
+// (its rotation pointer, and when), and a token's successor, once stored, says when the token was first used:
+// - a successor of the latest token (or a grant's first token, while nothing has been used) is unused: first use;
+// - a used token is answered with its successor again within the reuse window after its first use, and, when the
+//   policy says so, at any time while it is the latest (nobody has used its successor since);
+// - any other presentation of a used token is reuse, and so is a token that is neither (a sibling left over from a
+//   branch, or a second first token once another was used): the grant is revoked, as RFC 9700 §4.14.2 asks, since
+//   the server cannot tell which of two holders is the thief.
+// The pointer only moves forward along the chain, so a decision of reuse made on a read is final, and a first use
+// is applied only if the pointer has not moved since the read (otherwise the rule is asked again).
+import { refreshTokenKey, successorOf } from '../crypto/refresh-token';
 import type { GrantRecord, OAuthStore, RefreshTokenKey, RefreshTokenLookup } from '../store/types';
+import type { RefreshTokenReusePolicy } from './reuse-options';
 
-export type RotationDecision =
-  /** First use: the token becomes the grant's latest; a successor is issued. */
-  | 'first-use'
-  /** A retry of the token just used (lost response, parallel refresh): issue another successor. */
-  | 'retry'
-  /** Any other use of a used or superseded token: revoke the whole grant. */
-  | 'reuse';
+/** What presenting a token means, and what the decision rests on. */
+export type Presentation =
+  /** Its first use: it becomes the grant's latest; its successor is stored. */
+  | { kind: 'first-use' }
+  /** A used token presented again within the policy: answered with its successor, stored already or not yet. */
+  | { kind: 'repeat'; firstUsedAt: number; successorStored: boolean }
+  /** Reuse: the grant must be revoked. */
+  | { kind: 'reuse'; reason: ReuseReason; firstUsedAt: number | null };
 
 /**
- * What presenting this token means. A used token may be presented again only within the retry window after its
- * first use, and only while none of its successors has been used; a superseded one (a sibling was used) never.
+ * Why a presentation is reuse: `after_window`, a used token came back after the reuse window (and, when the policy
+ * allows the latest token at any time, after its successor was used); `superseded`, a token that was never used and
+ * never will be (a sibling of a used token, or a second first token of the grant).
  */
-export function decideRotation(
-  { token, latestUsed }: Pick<RefreshTokenLookup, 'token' | 'latestUsed'>,
+export type ReuseReason = 'after_window' | 'superseded';
+
+/** Classifies a presented token against its grant's pointer; reads the store once more when the token is older. */
+export async function classifyPresentation(
+  store: Pick<OAuthStore, 'findRefreshToken'>,
+  found: Pick<RefreshTokenLookup, 'token' | 'grant' | 'latestUsed'>,
+  successorKey: RefreshTokenKey,
+  policy: Pick<RefreshTokenReusePolicy, 'windowMs' | 'untilSuccessorUsed'>,
   now: number,
-  retryWindowMs: number,
-): RotationDecision {
-  if (latestUsed !== null && token.key === latestUsed.key) {
-    return now - latestUsed.usedAt <= retryWindowMs ? 'retry' : 'reuse';
+): Promise<Presentation> {
+  const { token, latestUsed } = found;
+  const latest = latestUsed !== null && token.key === latestUsed.key;
+  if (!latest && token.parentKey === (latestUsed?.key ?? null)) return { kind: 'first-use' };
+  // Its successor, when stored, was issued at the token's first use. The latest token may have none yet: a successor
+  // issued before successors were derived (its retry stores the derived one).
+  const successor = await store.findRefreshToken(successorKey);
+  const successorStored = successor !== undefined && successor.token.parentKey === token.key;
+  const firstUsedAt = latest ? latestUsed.usedAt : successorStored ? successor.token.issuedAt : null;
+  if (firstUsedAt === null) return { kind: 'reuse', reason: 'superseded', firstUsedAt };
+  if (now - firstUsedAt <= policy.windowMs || (latest && policy.untilSuccessorUsed)) {
+    return { kind: 'repeat', firstUsedAt, successorStored };
   }
-  return token.parentKey === (latestUsed?.key ?? null) ? 'first-use' : 'reuse';
+  return { kind: 'reuse', reason: 'after_window', firstUsedAt };
 }
 
 /** What rotateRefreshToken needs. */
 export interface RotateRefreshTokenInput {
-  /** The store key of the token the client presented. */
-  presentedKey: RefreshTokenKey;
+  /** The refresh token the client presented. */
+  presentedToken: string;
   /** The authenticated client: a token issued to another client is treated as unknown and left untouched. */
   clientId: string;
-  /** How long after its first use the presented token may be used again (lost responses, parallel refreshes). */
-  retryWindowMs: number;
+  policy: RefreshTokenReusePolicy;
   /** The time of the request, in milliseconds since the epoch. */
   now: number;
 }
 
 /**
- * The outcome of a rotation. `rotated`: the successor (a new token, and its key) is stored and expires with the
- * grant. `reused`: a used or superseded token was presented outside the retry window; the grant is already revoked
- * in the store. `invalid`: unknown, expired, revoked, or issued to another client; nothing changed.
+ * The outcome of a rotation. `rotated`: the successor is stored and expires with the grant; `firstUsedAt` is null
+ * for a first use and the time of the first use for a repeat. `reused`: the grant is already revoked in the store.
+ * `invalid`: unknown, expired, revoked, or issued to another client; nothing changed.
  */
 export type RotateRefreshTokenResult =
-  | { status: 'rotated'; grant: GrantRecord; successor: { token: string; key: RefreshTokenKey } }
-  | { status: 'reused'; grantId: string }
+  | {
+      status: 'rotated';
+      grant: GrantRecord;
+      successor: { token: string; key: RefreshTokenKey };
+      firstUsedAt: number | null;
+    }
+  | { status: 'reused'; grantId: string; reason: ReuseReason; firstUsedAt: number | null }
   | { status: 'invalid' };
 
 // Each failed swap means the pointer moved since the read; by the chain argument above the third read at the latest
-// decides reuse (or finds the grant revoked). The bound only guards against a store that breaks the contract.
+// decides (or finds the grant revoked). The bound only guards against a store that breaks the contract.
 const MAX_ATTEMPTS = 4;
 
-/** Exchanges a refresh token for a successor, detecting reuse, on any store that keeps the storage contract. */
+/** Exchanges a refresh token for its successor, detecting reuse, on any store that keeps the storage contract. */
 export async function rotateRefreshToken(
   store: OAuthStore,
-  { presentedKey, clientId, retryWindowMs, now }: RotateRefreshTokenInput,
+  { presentedToken, clientId, policy, now }: RotateRefreshTokenInput,
 ): Promise<RotateRefreshTokenResult> {
+  const presentedKey = refreshTokenKey(presentedToken);
   for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt += 1) {
     const found = await store.findRefreshToken(presentedKey);
     if (!found || found.token.clientId !== clientId) return { status: 'invalid' };
     const { token, grant, latestUsed } = found;
     if (grant.revokedAt !== null || grant.expiresAt <= now) return { status: 'invalid' };
-    const decision = decideRotation(found, now, retryWindowMs);
-    if (decision === 'reuse') {
+    const successor = successorOf(presentedToken, grant.grantId, policy.successorKey);
+    const presentation = await classifyPresentation(store, found, successor.key, policy, now);
+    if (presentation.kind === 'reuse') {
       await store.revokeGrant(grant.grantId);
-      return { status: 'reused', grantId: grant.grantId };
+      const { reason, firstUsedAt } = presentation;
+      return { status: 'reused', grantId: grant.grantId, reason, firstUsedAt };
     }
-    const successor = issueRefreshToken(grant.grantId);
-    const advanced = await store.advanceRefreshToken({
+    if (presentation.kind === 'repeat' && presentation.successorStored) {
+      return { status: 'rotated', grant, successor, firstUsedAt: presentation.firstUsedAt };
+    }
+    const firstUse = presentation.kind === 'first-use';
+    const advanced = await advance(store, {
       grantId: grant.grantId,
       expectedLatestUsed: latestUsed?.key ?? null,
-      // The first of several successors to be used becomes the latest; the others go stale with it.
-      ...(decision === 'first-use' ? { latestUsed: { key: token.key, usedAt: now } } : {}),
+      ...(firstUse ? { latestUsed: { key: token.key, usedAt: now } } : {}),
       successor: {
         key: successor.key,
         grantId: grant.grantId,
@@ -91,10 +121,33 @@ export async function rotateRefreshToken(
         expiresAt: grant.expiresAt,
       },
     });
-    if (advanced) return { status: 'rotated', grant: { ...grant, lastUsedAt: now }, successor };
+    if (advanced) {
+      return {
+        status: 'rotated',
+        grant: { ...grant, lastUsedAt: now },
+        successor,
+        firstUsedAt: firstUse ? null : presentation.firstUsedAt,
+      };
+    }
   }
   throw new Error(
     'express-mcp-oauth: the store kept refusing advanceRefreshToken for a grant whose rotation pointer did not ' +
       'change; check that it compares the pointer as OAuthStore documents.',
   );
+}
+
+/**
+ * advanceRefreshToken, where a refused insert counts as a lost swap: two repeats of a latest token whose successor
+ * was not stored yet race to insert the same derived successor, and the loser reads it on its next attempt.
+ */
+async function advance(store: OAuthStore, input: Parameters<OAuthStore['advanceRefreshToken']>[0]) {
+  try {
+    return await store.advanceRefreshToken(input);
+  } catch (error) {
+    const stored = await Promise.resolve()
+      .then(() => store.findRefreshToken(input.successor.key))
+      .catch(() => undefined);
+    if (stored) return false;
+    throw error;
+  }
 }

@@ -3,7 +3,8 @@
 import type { RequestHandler } from 'express';
 import { handle, type OAuthContext } from '../context';
 import { OAuthError } from '../errors';
-import { decideRotation } from '../grants/rotation';
+import { classifyPresentation } from '../grants/rotation';
+import { successorOf } from '../crypto/refresh-token';
 import type { ClientRecord } from '../store/types';
 import { authenticateClient, type ClientAuthenticationDeps } from './client-authentication';
 import { findToken, type FoundToken, type TokenLookupDeps } from './token-lookup';
@@ -26,7 +27,7 @@ export function introspectHandler(
     }
     const token = requireParam(req.body, 'token');
     const found = await findToken(ctx, token, readParam(req.body, 'token_type_hint'));
-    const answer = found ? await describe(ctx, client, found) : INACTIVE;
+    const answer = found ? await describe(ctx, client, found, token) : INACTIVE;
     ctx.emit(req, 'token.introspected', {
       clientId: client.clientId,
       active: answer.active,
@@ -43,6 +44,7 @@ async function describe(
   ctx: Pick<OAuthContext, 'config' | 'store'>,
   caller: ClientRecord,
   token: FoundToken,
+  presented: string,
 ): Promise<{ active: boolean } & Record<string, unknown>> {
   const { config, store } = ctx;
   const now = config.now();
@@ -73,8 +75,15 @@ async function describe(
   const { token: refresh, grant } = token.found;
   if (refresh.clientId !== caller.clientId || grant.revokedAt !== null || grant.expiresAt <= now)
     return INACTIVE;
-  if (decideRotation(token.found, now, config.lifetimes.refreshRetryWindow * 1000) === 'reuse')
-    return INACTIVE;
+  const successor = successorOf(presented, refresh.grantId, config.refreshTokenReuse.successorKey);
+  const presentation = await classifyPresentation(
+    store,
+    token.found,
+    successor.key,
+    config.refreshTokenReuse,
+    now,
+  );
+  if (presentation.kind === 'reuse') return INACTIVE;
   return {
     active: true,
     scope: grant.scopes.join(' '),

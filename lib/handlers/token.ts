@@ -121,7 +121,8 @@ async function exchangeCode(ctx: TokenDeps, req: Request, client: ClientRecord):
 
 async function refresh(ctx: TokenDeps, req: Request, client: ClientRecord): Promise<TokenResponse> {
   const { store, config } = ctx;
-  const presentedKey = refreshTokenKey(requireParam(req.body, 'refresh_token'));
+  const presentedToken = requireParam(req.body, 'refresh_token');
+  const presentedKey = refreshTokenKey(presentedToken);
   const scopeParam = readParam(req.body, 'scope');
   const resourceParam = readParam(req.body, 'resource');
   let scopes: string[] | undefined;
@@ -140,15 +141,20 @@ async function refresh(ctx: TokenDeps, req: Request, client: ClientRecord): Prom
   }
 
   const outcome = await rotateRefreshToken(store, {
-    presentedKey,
+    presentedToken,
     clientId: client.clientId,
-    retryWindowMs: config.lifetimes.refreshRetryWindow * 1000,
+    policy: config.refreshTokenReuse,
     now: config.now(),
   });
   if (outcome.status === 'reused') {
     // The rule revoked the grant in the store; this also forgets it in this process's bearer cache at once.
     await ctx.revokeGrant(outcome.grantId);
-    ctx.emit(req, 'refresh_token.reused', { clientId: client.clientId, grantId: outcome.grantId });
+    ctx.emit(req, 'refresh_token.reused', {
+      clientId: client.clientId,
+      grantId: outcome.grantId,
+      reason: outcome.reason,
+      ...(outcome.firstUsedAt === null ? {} : { firstUsedAt: outcome.firstUsedAt }),
+    });
     throw invalidGrant('The refresh token was already used; the authorization is revoked.');
   }
   if (outcome.status === 'invalid') throw invalidGrant('The refresh token is invalid or has expired.');
@@ -158,6 +164,8 @@ async function refresh(ctx: TokenDeps, req: Request, client: ClientRecord): Prom
     userId: grant.userId,
     grantId: grant.grantId,
     scopes: scopes ?? grant.scopes,
+    // A token presented again (shared by several processes, a race, a lost response): it got the same successor.
+    ...(outcome.firstUsedAt === null ? {} : { firstUsedAt: outcome.firstUsedAt }),
   });
   // Without a scope parameter the token carries the grant's whole scope (the rotation already checked the rest).
   return accessTokenResponse(ctx, outcome.grant, scopes ?? outcome.grant.scopes, outcome.successor.token);

@@ -1,6 +1,7 @@
 // What the store contract's sections share: the store and clock of the running case, and the helpers that set
 // records up through the store's own methods.
 import { rotateRefreshToken } from '../grants/rotation';
+import { parseRefreshTokenReuse, type RefreshTokenReuseOptions } from '../grants/reuse-options';
 import type { AuthorizationCodeRecord, GrantRecord, OAuthStore, RefreshTokenKey } from '../store/types';
 import { SECOND, type FakeClock } from './clock';
 import { clientRecord, codeRecord, grantRecord, newRefreshToken } from './fixtures';
@@ -8,6 +9,16 @@ import type { StoreCall, StoreHarness } from './harness';
 
 export const RETRY_WINDOW = 60 * SECOND;
 
+/**
+ * The reuse policy of the contract's cases unless one says otherwise: a used token comes back with its successor for
+ * RETRY_WINDOW, and never after (the library's default is longer and more lenient; the rule is the same).
+ */
+export const CONTRACT_REUSE: RefreshTokenReuseOptions = {
+  window: RETRY_WINDOW / SECOND,
+  untilSuccessorUsed: false,
+};
+
+const CONTRACT_SECRET = Buffer.alloc(32, 1);
 /** A refresh token as a test holds it: the token and its store key. */
 export interface HeldToken {
   plain: string;
@@ -87,14 +98,17 @@ export async function grantWithToken(env: ContractEnv) {
 /** The library's rotation rule on the store under test, at the fake clock's time. */
 export async function rotate(
   env: ContractEnv,
-  presented: { hash: RefreshTokenKey },
+  presented: HeldToken,
   grant: Pick<GrantRecord, 'clientId'>,
-  retryWindowMs = RETRY_WINDOW,
+  reuse: RefreshTokenReuseOptions = CONTRACT_REUSE,
 ) {
+  const policy = parseRefreshTokenReuse(reuse, 366 * 86_400, CONTRACT_SECRET, (message) => {
+    throw new TypeError(message);
+  });
   const outcome = await rotateRefreshToken(env.store, {
-    presentedKey: presented.hash,
+    presentedToken: presented.plain,
     clientId: grant.clientId,
-    retryWindowMs,
+    policy,
     now: env.clock.now(),
   });
   const successor: HeldToken | undefined =

@@ -418,7 +418,7 @@ export function describeStoreContract({
       await store.registerClient(clientRecord({ clientSecretHash: secret.hash }));
       const code = newSecret();
       const token = await firstToken(env, grant, { code: { codeHash: code.hash } });
-      const { successor } = await rotate(env, token, grant, 0);
+      const { successor } = await rotate(env, token, grant);
       if (!harness.persistedBytes) return; // the store cannot show its bytes: nothing to scan
       const bytes = (await harness.persistedBytes()).toString('latin1');
       for (const value of [secret, code, token, successor!]) {

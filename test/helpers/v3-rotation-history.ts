@@ -3,10 +3,14 @@
 import { refreshTokenKey } from '../../lib/crypto/refresh-token';
 import { randomSecret } from '../../lib/crypto/secrets';
 import { rotateRefreshToken } from '../../lib/grants/rotation';
+import { parseRefreshTokenReuse } from '../../lib/grants/reuse-options';
 import type { OAuthStore, RefreshTokenKey } from '../../lib/store/types';
 import { DAY, SECOND, type FakeClock } from './clock';
 
-const RETRY_WINDOW = 60 * SECOND;
+// The rule of version 3: a used token came back for a minute, and never after.
+const POLICY = parseRefreshTokenReuse('strict', 30 * 86_400, Buffer.alloc(32, 3), (message) => {
+  throw new TypeError(message);
+});
 
 // Version-3 tokens had no grant id in front: their keys are bare hashes.
 function token(): { value: string; hash: RefreshTokenKey } {
@@ -70,12 +74,12 @@ export async function expectV3HistoryMigrated(
   clock: FakeClock,
   tokens: ReturnType<typeof v3History>['tokens'],
 ): Promise<void> {
-  const rotate = async (presented: { hash: RefreshTokenKey }) =>
+  const rotate = async (presented: { value: string }) =>
     (
       await rotateRefreshToken(store, {
-        presentedKey: presented.hash,
+        presentedToken: presented.value,
         clientId: 'c',
-        retryWindowMs: RETRY_WINDOW,
+        policy: POLICY,
         now: clock.now(),
       })
     ).status;

@@ -132,13 +132,29 @@ test.each([
 });
 
 test('refresh reuse: refresh_token.reused (the grant is revoked), not a second grant.revoked', async () => {
-  open({ lifetimes: { refreshRetryWindow: 0 } });
+  open({ refreshTokenReuse: { window: 0, untilSuccessorUsed: false } });
   const { client, tokens } = await obtainTokens(server);
+  const usedAt = server.clock.now();
   await refresh(client, tokens.refresh_token);
   server.clock.advance(1);
   expect((await refresh(client, tokens.refresh_token)).status).toBe(400);
   expect(types().slice(-3)).toEqual(['token.refreshed', 'refresh_token.reused', 'token.refused']);
-  expect(events.at(-2)).toMatchObject({ clientId: client.client_id });
+  expect(events.at(-2)).toMatchObject({
+    clientId: client.client_id,
+    reason: 'after_window',
+    firstUsedAt: usedAt,
+  });
+});
+
+test('a token presented again within the window: token.refreshed says when it was first used', async () => {
+  open();
+  const { client, tokens } = await obtainTokens(server);
+  const usedAt = server.clock.now();
+  await refresh(client, tokens.refresh_token);
+  expect(events.at(-1)).not.toHaveProperty('firstUsedAt');
+  server.clock.advance(3 * 3600_000);
+  expect((await refresh(client, tokens.refresh_token)).status).toBe(200);
+  expect(events.at(-1)).toMatchObject({ type: 'token.refreshed', firstUsedAt: usedAt });
 });
 
 test('a refused token request: token.refused with the error code and the grant type', async () => {

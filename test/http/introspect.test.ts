@@ -179,13 +179,17 @@ function describeIntrospection(name: string, make: MakeHarness) {
         },
       ],
       [
-        'a refresh token used past its retry window',
+        'a refresh token whose successor was used, past its reuse window',
         async (t, clock) => {
-          await tokenRequest(h.app, t.client, {
+          const next = await tokenRequest(h.app, t.client, {
             grant_type: 'refresh_token',
             refresh_token: t.tokens.refresh_token,
           });
-          clock.advance(61 * SECOND);
+          await tokenRequest(h.app, t.client, {
+            grant_type: 'refresh_token',
+            refresh_token: next.body.refresh_token,
+          });
+          clock.advance(86_400 * SECOND + 1);
           return t.tokens.refresh_token;
         },
       ],

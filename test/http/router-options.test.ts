@@ -27,7 +27,6 @@ test('defaults: /mcp as the resource, the spec’s lifetimes and paths; the host
       authorizationCode: 600,
       accessToken: 3600,
       refreshToken: 2_592_000,
-      refreshRetryWindow: 60,
       signIn: 1800,
     },
     endpoints: {
@@ -125,6 +124,27 @@ test.each<[string, Partial<OAuthRouterOptions> | null, RegExp]>([
     /lifetimes.authorizationCode must be a whole number of seconds from 1 to 600/,
   ],
   ['a fractional access token lifetime', { lifetimes: { accessToken: 1.5 } }, /lifetimes.accessToken/],
+  [
+    'the retry window under its old name',
+    { lifetimes: { refreshRetryWindow: 60 } as never },
+    /lifetimes.refreshRetryWindow is now refreshTokenReuse.window/,
+  ],
+  [
+    'a reuse window longer than the refresh token',
+    { lifetimes: { refreshToken: 3600 }, refreshTokenReuse: { window: 3601 } },
+    /refreshTokenReuse.window must be a whole number of seconds from 0 to the refresh token lifetime \(3600\)/,
+  ],
+  ['a negative reuse window', { refreshTokenReuse: { window: -1 } }, /refreshTokenReuse.window/],
+  [
+    'untilSuccessorUsed that is not a boolean',
+    { refreshTokenReuse: { untilSuccessorUsed: 'yes' as never } },
+    /refreshTokenReuse.untilSuccessorUsed must be true or false/,
+  ],
+  [
+    'an unknown reuse preset',
+    { refreshTokenReuse: 'lenient' as never },
+    /refreshTokenReuse must be 'strict' or/,
+  ],
   ['no way to sign in', { authenticateUser: undefined }, /say how users sign in/],
   [
     'authenticateUser not a function',

@@ -17,7 +17,7 @@ import {
   type RegisteredClient,
   type TestServer,
 } from '../helpers/oauth-app';
-import { DAY, MINUTE, SECOND } from '../helpers/clock';
+import { DAY, HOUR, MINUTE, SECOND } from '../helpers/clock';
 import { pkcePair } from '../helpers/pkce';
 
 let server: TestServer;
@@ -367,10 +367,27 @@ describe('refresh_token grant', () => {
     expect((await refresh(client, retry.body.refresh_token)).status).toBe(200);
   });
 
-  test('refresh reuse: an old token presented after its successor was used revokes the grant', async () => {
+  test('an old token presented within the reuse window gets its own successor again: one chain, no branch', async () => {
+    const { client, tokens } = await obtainTokens(server);
+    const second = await refresh(client, tokens.refresh_token);
+    server.clock.advance(2 * HOUR);
+    const third = await refresh(client, second.body.refresh_token);
+    server.clock.advance(2 * HOUR);
+    // A second process that kept the first token catches up along the same chain.
+    const late = await refresh(client, tokens.refresh_token);
+    expect(late.status).toBe(200);
+    expect(late.body.refresh_token).toBe(second.body.refresh_token);
+    expect((await refresh(client, late.body.refresh_token)).body.refresh_token).toBe(
+      third.body.refresh_token,
+    );
+    expect((await refresh(client, third.body.refresh_token)).status).toBe(200);
+  });
+
+  test('refresh reuse: an old token presented after the reuse window revokes the whole grant', async () => {
     const { client, tokens } = await obtainTokens(server);
     const second = await refresh(client, tokens.refresh_token);
     const third = await refresh(client, second.body.refresh_token);
+    server.clock.advance(DAY + SECOND);
     const replay = await refresh(client, tokens.refresh_token);
     expect(replay.status).toBe(400);
     expect(replay.body.error).toBe('invalid_grant');
@@ -382,12 +399,13 @@ describe('refresh_token grant', () => {
     ).toBe(401);
   });
 
-  test('refresh reuse after the retry window revokes the grant', async () => {
+  test('the newest used token, its successor never used, still gets that successor days later', async () => {
     const { client, tokens } = await obtainTokens(server);
-    const next = await refresh(client, tokens.refresh_token);
-    server.clock.advance(61 * SECOND);
-    expect((await refresh(client, tokens.refresh_token)).body.error).toBe('invalid_grant');
-    expect((await refresh(client, next.body.refresh_token)).body.error).toBe('invalid_grant');
+    const lost = await refresh(client, tokens.refresh_token);
+    server.clock.advance(5 * DAY);
+    const retried = await refresh(client, tokens.refresh_token);
+    expect(retried.status).toBe(200);
+    expect(retried.body.refresh_token).toBe(lost.body.refresh_token);
   });
 
   test('scope may narrow, never widen', async () => {

@@ -6,6 +6,7 @@ import Database from 'better-sqlite3';
 import { createSqliteStore } from '../../../lib/store/sqlite';
 import { migrateSqlite, SQLITE_SCHEMA_VERSION } from '../../../lib/store/sqlite-schema';
 import { rotateRefreshToken } from '../../../lib/grants/rotation';
+import { parseRefreshTokenReuse } from '../../../lib/grants/reuse-options';
 import { createFakeClock, DAY, SECOND } from '../../helpers/clock';
 import { clientRecord, newRefreshToken } from '../../helpers/fixtures';
 import { expectV3HistoryMigrated, v3History } from '../../helpers/v3-rotation-history';
@@ -80,9 +81,11 @@ describe('createSqliteStore', () => {
     for (const [sql, values] of rows) db.prepare(sql).run(...values);
     const store = createSqliteStore(db, { now: clock.now });
     const rotated = await rotateRefreshToken(store, {
-      presentedKey: tokens.other.hash,
+      presentedToken: tokens.other.value,
       clientId: 'c',
-      retryWindowMs: 0,
+      policy: parseRefreshTokenReuse('strict', 30 * DAY, Buffer.alloc(32, 3), () => {
+        throw new Error('unreachable');
+      }),
       now: clock.now(),
     });
     expect(rotated.status).toBe('rotated');

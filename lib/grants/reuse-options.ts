@@ -1,0 +1,58 @@
+// The refresh-token reuse policy's public options, parsed once: how long a used token may come back and still be
+// answered with its successor (RFC 9700 §4.14.2 leaves the trade-off between lost sessions and theft detection to
+// the server). README's "Refresh tokens" section shows the scenarios each setting survives.
+import { createHmac } from 'node:crypto';
+
+/** How the token endpoint answers a refresh token presented again after its first use. */
+export interface RefreshTokenReuseOptions {
+  /**
+   * Seconds after a token's first use during which presenting it again is answered with the same successor (several
+   * processes sharing one stored token, racing refreshes, a lost response). After it, presenting it is reuse: the
+   * grant is revoked. Default 86,400 (a day); from 0 to the refresh token lifetime.
+   */
+  window?: number;
+  /**
+   * Whether the grant's newest used token, while nobody has used its successor, is answered with that successor at
+   * any time, even after the window (a client that lost the response retrying days later: nobody has gone on with
+   * the grant since). Default true.
+   */
+  untilSuccessorUsed?: boolean;
+}
+
+/** The parsed policy the rotation rule applies. */
+export interface RefreshTokenReusePolicy {
+  windowMs: number;
+  untilSuccessorUsed: boolean;
+  /** The key successors are derived with (crypto/refresh-token.ts), itself derived from the router's secret. */
+  successorKey: Buffer;
+}
+
+/** The policy of RFC 9700 before clients shared tokens: a used token is good for a minute, then it is reuse. */
+export const STRICT_REUSE: Required<RefreshTokenReuseOptions> = { window: 60, untilSuccessorUsed: false };
+
+export function parseRefreshTokenReuse(
+  given: RefreshTokenReuseOptions | 'strict' | undefined,
+  refreshTokenLifetime: number,
+  secret: Buffer,
+  fail: (message: string) => never,
+): RefreshTokenReusePolicy {
+  const options = given === 'strict' ? STRICT_REUSE : (given ?? {});
+  if (!options || typeof options !== 'object')
+    fail("refreshTokenReuse must be 'strict' or { window, untilSuccessorUsed }.");
+  const window = options.window ?? Math.min(86_400, refreshTokenLifetime);
+  if (!Number.isInteger(window) || window < 0 || window > refreshTokenLifetime) {
+    fail(
+      `refreshTokenReuse.window must be a whole number of seconds from 0 to the refresh token lifetime ` +
+        `(${refreshTokenLifetime}), got ${String(options.window)}.`,
+    );
+  }
+  const untilSuccessorUsed = options.untilSuccessorUsed ?? true;
+  if (typeof untilSuccessorUsed !== 'boolean')
+    fail('refreshTokenReuse.untilSuccessorUsed must be true or false.');
+  return {
+    windowMs: window * 1000,
+    untilSuccessorUsed,
+    // A key of its own, so that a successor tells nothing about the cookie or CSRF keys made from the same secret.
+    successorKey: createHmac('sha256', secret).update('express-mcp-oauth refresh-token successor').digest(),
+  };
+}
