@@ -18,6 +18,23 @@ export interface ConsentResult {
 
 const isRedirect = (status: number) => status === 302 || status === 303;
 
+/** What a page of the app says, for an error message: the text of its main element, tags and spaces folded. */
+export function pageText(html: string): string {
+  const main = /<main[^>]*>([\s\S]*?)<\/main>/.exec(html)?.[1] ?? html;
+  return main
+    .replace(/<(script|style)[^>]*>[\s\S]*?<\/\1>/g, '')
+    .replace(/<[^>]+>/g, ' ')
+    .replace(/&quot;/g, '"')
+    .replace(/&#(\d+);/g, (_, code: string) => String.fromCharCode(Number(code)))
+    .replace(/&#x([0-9a-f]+);/gi, (_, code: string) => String.fromCharCode(parseInt(code, 16)))
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&amp;/g, '&')
+    .replace(/\s+/g, ' ')
+    .trim()
+    .slice(0, 400);
+}
+
 /** Signs in and allows in Chromium, in a context of its own (no session shared with another client's user). */
 export async function consentInChromium(
   browser: Browser,
@@ -36,7 +53,7 @@ export async function consentInChromium(
     page.setDefaultTimeout(10_000);
     const response = await page.goto(authorizationUrl.href);
     if (response && response.status() !== 200) {
-      throw new Error(`authorization page: ${response.status()} ${(await response.text()).slice(0, 300)}`);
+      throw new Error(`authorization page: ${response.status()} ${pageText(await response.text())}`);
     }
     await page.getByLabel('Email').fill(user.email);
     await page.getByLabel('Password').fill(user.password);
@@ -55,7 +72,7 @@ export async function consentInChromium(
         const answer = await route.fetch({ maxRedirects: 0 });
         const location = answer.headers().location;
         if (!isRedirect(answer.status()) || !location || new URL(location, appOrigin).origin === appOrigin) {
-          const text = (await answer.text()).slice(0, 300);
+          const text = pageText(await answer.text());
           settle!.reject(
             new Error(`the decision was not a redirect to the client: ${answer.status()} ${text}`),
           );
@@ -80,7 +97,7 @@ export async function consentOverHttp(authorizationUrl: URL, user: User): Promis
   const signInPage = await browser.visit(authorizationUrl);
   const signIn = await signInPage.text();
   if (signInPage.status !== 200) {
-    throw new Error(`authorization page: ${signInPage.status} ${signIn.slice(0, 300)}`);
+    throw new Error(`authorization page: ${signInPage.status} ${pageText(signIn)}`);
   }
   const signedIn = await browser.submit(base, signIn, [
     ['email', user.email],
@@ -90,14 +107,12 @@ export async function consentOverHttp(authorizationUrl: URL, user: User): Promis
   const consentPage = next ? await browser.visit(new URL(next, base)) : signedIn;
   const consentText = await consentPage.text();
   if (!/name="decision"/.test(consentText)) {
-    throw new Error(`no consent form after signing in: ${consentPage.status} ${consentText.slice(0, 300)}`);
+    throw new Error(`no consent form after signing in: ${consentPage.status} ${pageText(consentText)}`);
   }
   const decided = await browser.submit(base, consentText, [['decision', 'allow']]);
   const location = decided.headers.get('location');
   if (!isRedirect(decided.status) || !location) {
-    throw new Error(
-      `the decision was not a redirect: ${decided.status} ${(await decided.text()).slice(0, 300)}`,
-    );
+    throw new Error(`the decision was not a redirect: ${decided.status} ${pageText(await decided.text())}`);
   }
   return { location, consentText };
 }

@@ -64,7 +64,7 @@ export async function step<T>(label: string, run: () => Promise<T>): Promise<T> 
     return await run();
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
-    throw new Error(`${label}: ${message}`, { cause: error });
+    throw new Error(`${label}: ${message}`);
   }
 }
 
@@ -195,22 +195,31 @@ function declaredRedirectUris(profile: ClientProfile): string[] {
   return Array.isArray(declared) ? declared.filter((uri): uri is string => typeof uri === 'string') : [];
 }
 
-/** The redirect URI of this run: an ephemeral port at random, a fixed one as the client declares it. */
+/**
+ * The redirect URI of this run: for an ephemeral port one at random; for a fixed port the one the profile records,
+ * the port p for which uri(p) is written in its document or body, its needs or its sources (VS Code's 33418,
+ * opencode's 19876); a shape without a port (https, a private-use scheme) as it is.
+ */
 function redirectUriFor(profile: ClientProfile): string {
   const { redirect } = profile;
   if (redirect.port === 'none') return redirect.uri(0);
   if (redirect.port === 'ephemeral') return redirect.uri(ephemeralPort());
-  const fixed = declaredRedirectUris(profile)
-    .map((uri) => URL.parse(uri))
-    .find((url) => url?.protocol === 'http:' && url.port !== '');
-  return redirect.uri(fixed ? Number(fixed.port) : ephemeralPort());
+  const recorded = [
+    ...declaredRedirectUris(profile),
+    ...profile.needs,
+    ...Object.values(profile.sources).map((source) => source.says),
+  ].join(' ');
+  const ports = [...recorded.matchAll(/:(\d{2,5})\//g)].map((match) => Number(match[1]));
+  const fixed = ports.find((port) => recorded.includes(redirect.uri(port)));
+  return redirect.uri(fixed ?? ephemeralPort());
 }
 
 /**
  * Metadata document: the profile's document served at a loopback https URL (on the test host named after the
  * document's own host when the certificate covers it), with that URL as client_id and, for private_key_jwt, a
  * jwks_uri beside it. Registration: the profile's body POSTed, with the redirect URI of this run when the port is
- * chosen at run time (the clients open their listener, then register), and a key of ours for private_key_jwt.
+ * chosen at run time (the clients open their listener, then register), the scope derived from this server, and a
+ * key of ours for private_key_jwt.
  */
 async function identify(
   matrix: Matrix,
@@ -248,6 +257,12 @@ async function identify(
 
   const body: Json = { ...identification.body };
   if (profile.redirect.port === 'ephemeral') body.redirect_uris = [redirectUri];
+  // A recorded body's scope was derived from another server's metadata; the client derives it from this one's.
+  if (body.scope !== undefined) {
+    const scope = scopeToAsk(profile, discovery);
+    if (scope) body.scope = scope;
+    else delete body.scope;
+  }
   let keyed: KeyedClient | undefined;
   if (profile.authMethod === 'private_key_jwt') {
     keyed = chatGptDocument(documents, { path: `/${profile.id}/registered-client`, host: 'localhost' });
@@ -354,7 +369,8 @@ async function tokenRequest(
     case 'private_key_jwt':
       body.set('client_id', identity.clientId);
       body.set('client_assertion_type', 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer');
-      body.set('client_assertion', identity.assertion!(discovery.server.issuer));
+      // RFC 7523 §3: the token endpoint's URL as the audience (ChatGPT's, and accepted beside the issuer).
+      body.set('client_assertion', identity.assertion!(discovery.server.token_endpoint));
       break;
   }
   const response = await fetch(discovery.server.token_endpoint, { method: 'POST', headers, body });
@@ -363,7 +379,9 @@ async function tokenRequest(
     throw new Error(`${response.status} ${answer.error} ${answer.error_description ?? ''}`.trim());
   }
   for (const field of ['access_token', 'refresh_token'] as const) {
-    if (typeof answer[field] !== 'string') throw new Error(`200 without ${field}: ${JSON.stringify(answer)}`);
+    if (typeof answer[field] !== 'string') {
+      throw new Error(`200 without ${field} (it answered ${Object.keys(answer).join(', ')})`);
+    }
   }
   return {
     accessToken: answer.access_token,

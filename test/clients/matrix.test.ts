@@ -6,7 +6,7 @@
 // the file; each client has its own user.
 import { connect, startMatrix, type Connection, type Matrix } from './drive';
 import { refreshRounds } from './drive-refresh';
-import { CLIENTS } from './drive-sample-profiles';
+import { CLIENTS } from './fixtures';
 import type { ClientProfile } from './profile';
 
 let matrix: Matrix;
