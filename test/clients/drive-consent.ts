@@ -32,7 +32,7 @@ export function pageText(html: string): string {
     .replace(/&amp;/g, '&')
     .replace(/\s+/g, ' ')
     .trim()
-    .slice(0, 400);
+    .slice(0, 500);
 }
 
 /** Signs in and allows in Chromium, in a context of its own (no session shared with another client's user). */

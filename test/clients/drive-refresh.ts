@@ -8,16 +8,29 @@
 //   starts from one answer, then from the other.
 import { MINUTE, SECOND } from '../helpers/clock';
 import { step, type Connection, type Matrix, type Tokens } from './drive';
+import type { ClientProfile } from './profile';
 
 export interface RefreshReport {
   refreshes: number;
   toolCalls: number;
-  /** What happened, one line per refresh: "refresh 2, process B (+10 min after A): ok". */
+  /** What happened, one line per refresh ("refresh 2, process A: ok") and where a racing round went on from. */
   log: string[];
 }
 
 /** How long after A process B refreshes, round by round. */
 export const PROCESS_B_LAG = [5 * MINUTE, 20 * MINUTE, 70 * MINUTE];
+
+/** The sharing, in words, for a test's name. */
+export function sharingInWords(profile: ClientProfile): string {
+  switch (profile.refreshSharing) {
+    case 'single':
+      return 'single: a plain chain';
+    case 'shared-between-processes':
+      return `shared between processes: A and B from one stored token, B ${PROCESS_B_LAG.map((lag) => lag / MINUTE).join(', ')} min after A`;
+    case 'parallel-egress':
+      return 'parallel egress: two refreshes of one token at once, the next from either answer';
+  }
+}
 
 export async function refreshRounds(
   matrix: Matrix,

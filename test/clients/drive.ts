@@ -233,6 +233,9 @@ async function identify(
     keyed.assertion(audience, { now: clock.now(), claims: { iss: clientId, sub: clientId } });
 
   if (identification.kind === 'metadata-document') {
+    if (!discovery.server.client_id_metadata_document_supported) {
+      throw new Error('the server does not say client_id_metadata_document_supported');
+    }
     const original = URL.parse(String(identification.document.client_id ?? ''));
     const testHost = original && `${original.hostname}.test`;
     const host = testHost && TEST_HOSTS.includes(testHost) ? testHost : 'localhost';
@@ -249,9 +252,6 @@ async function identify(
     }
     document.client_id = clientId;
     documents.json(path, document, 'max-age=3600');
-    if (!discovery.server.client_id_metadata_document_supported) {
-      throw new Error('the server does not say client_id_metadata_document_supported');
-    }
     return { clientId, ...(assertion ? { assertion } : {}) };
   }
 

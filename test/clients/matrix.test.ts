@@ -5,7 +5,7 @@
 // as the client shares its refresh token, each followed by a tool call. One app, document server and Chromium for
 // the file; each client has its own user.
 import { connect, startMatrix, type Connection, type Matrix } from './drive';
-import { refreshRounds } from './drive-refresh';
+import { refreshRounds, sharingInWords } from './drive-refresh';
 import { CLIENTS } from './fixtures';
 import type { ClientProfile } from './profile';
 
@@ -65,7 +65,7 @@ describe.each(ROWS)('$name ($id)', ({ profile, chromium }) => {
     },
   );
 
-  it(`${profile.id}: three refreshes (${profile.refreshSharing}, scope ${profile.scopeOnRefresh}, resource ${profile.resource}), each followed by a tool call`, async () => {
+  it(`${profile.id}: three refreshes (${sharingInWords(profile)}; scope ${profile.scopeOnRefresh}, resource ${profile.resource}), each after the access token expired and followed by a tool call`, async () => {
     if (!connection) throw new Error(`${profile.id}: not connected (the connection test failed)`);
     const report = await refreshRounds(matrix, connection);
     const perRound = profile.refreshSharing === 'single' ? 1 : 2;
