@@ -37,7 +37,7 @@ function renderSignIn(
     {
       ...fields,
       action: ctx.config.issuer + signInPath(ctx.config.paths),
-      clientName: request.client.clientName ?? request.client.clientId,
+      clientName: describeClient(request.client).name,
       client: describeClient(request.client),
       email: extra.email ?? '',
       error: extra.error,
@@ -58,7 +58,7 @@ function renderConsent(
   return ctx.pages.render(res, 'consent', {
     ...fields,
     action: ctx.config.issuer + decisionPath(ctx.config.paths),
-    clientName: request.client.clientName ?? request.client.clientId,
+    clientName: describeClient(request.client).name,
     client: describeClient(request.client),
     redirectHost: redirect.host || redirect.protocol,
     // MCP security considerations: a client whose every redirect goes to this computer could be any program on it.

@@ -63,8 +63,9 @@ export function validateClientDocument(
       `its client_id ${typeof fields.client_id === 'string' ? `"${fields.client_id.slice(0, 200)}"` : 'is missing, and'} must be exactly the URL it is served from`,
     );
   }
-  const clientName = text(fields, 'client_name', 200)?.trim();
-  if (!clientName) throw invalidMetadata('client_name is required: the name the consent page shows');
+  // client_name is optional (RFC 7591 §2; the draft adds no rule): without one, pages name the client by the host
+  // that published the document, which is all they can vouch for anyway.
+  const clientName = text(fields, 'client_name', 200)?.trim() || null;
   if (fields.client_secret !== undefined || fields.client_secret_expires_at !== undefined)
     throw invalidMetadata('it holds a client_secret; a public document must never carry a secret');
   const method = fields.token_endpoint_auth_method ?? 'none';

@@ -221,11 +221,6 @@ describe('Client ID Metadata Documents', () => {
         /not allowed in a document/,
       ],
       [
-        'no client_name',
-        (id: string) => ({ ...valid(id), client_name: undefined }),
-        /client_name is required/,
-      ],
-      [
         'no redirect_uris',
         (id: string) => ({ ...valid(id), redirect_uris: undefined }),
         /redirect_uris is required/,
@@ -714,6 +709,8 @@ describe('Client ID Metadata Documents', () => {
     // §4: the metadata values are those of the RFC 7591 registry, and a document is written for many servers.
     test.each([
       ['only client_id, client_name and redirect_uris', (id: string) => minimal(id)],
+      // Copilot CLI's document was never seen with a name (RFC 7591 §2: client_name is optional).
+      ['no client_name at all', (id: string) => ({ ...minimal(id), client_name: undefined })],
       [
         'fields this server does not know',
         (id: string) => ({
@@ -760,6 +757,23 @@ describe('Client ID Metadata Documents', () => {
       expect(res.status).toBe(400);
       expect(res.headers.location).toBeUndefined();
       expect(res.text).toMatch(/is not listed in the app&#39;s metadata document/);
+    });
+
+    // Only the port of a loopback redirect may vary: opencode sends http://127.0.0.1:19876/mcp/oauth/callback while
+    // its document lists http://127.0.0.1/callback (anomalyco/opencode#50510); another path is another URI.
+    test('§4.2 a loopback redirect with another path than the document lists is refused, whatever the port', async () => {
+      start();
+      const path = `/doc/${unique()}.json`;
+      const clientId = documents.url(path, 'vscode.dev.test');
+      documents.json(
+        path,
+        { ...minimal(clientId), redirect_uris: ['http://127.0.0.1/callback'] },
+        'max-age=3600',
+      );
+      const refused = await authorizePage(clientId, 'http://127.0.0.1:19876/mcp/oauth/callback');
+      expect(refused.status).toBe(400);
+      expect(refused.headers.location).toBeUndefined();
+      expect((await authorizePage(clientId, 'http://127.0.0.1:19876/callback')).status).toBe(200);
     });
 
     // §8.2: a document that declares private_key_jwt makes a confidential client, which MUST authenticate so: an
@@ -860,7 +874,8 @@ describe('Client ID Metadata Documents', () => {
       const clientId = documents.url(path, 'vscode.dev.test');
       documents.serve(path, { status: 503 });
       expect((await authorizePage(clientId, 'http://127.0.0.1:33418/')).status).toBe(401);
-      documents.json(path, { client_id: clientId, redirect_uris: ['http://127.0.0.1:33418/'] });
+      // Invalid: no redirect_uris.
+      documents.json(path, { client_id: clientId, client_name: 'Broken' });
       expect((await authorizePage(clientId, 'http://127.0.0.1:33418/')).status).toBe(401);
       expect(documents.hits(path)).toBe(1);
       server.clock.advance(30 * SECOND);

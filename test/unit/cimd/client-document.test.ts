@@ -73,9 +73,20 @@ describe('documents', () => {
   });
 
   test.each([
+    ['no client_name', { client_name: undefined }],
+    ['a blank client_name', { client_name: '  ' }],
+  ])('a document with %s is accepted (RFC 7591 §2: optional); pages name it by its host', (_name, change) => {
+    const client = validateClientDocument(URL_ID, { ...base, ...change }, CATALOGUE, 0);
+    expect(client.clientName).toBeNull();
+    expect(describeClient(client)).toMatchObject({
+      headline: new URL(URL_ID).hostname,
+      name: new URL(URL_ID).hostname,
+    });
+  });
+
+  test.each([
     ['a different client_id', { client_id: `${URL_ID}?x` }, /must be exactly the URL/],
     ['no client_id', { client_id: undefined }, /missing/],
-    ['no client_name', { client_name: '  ' }, /client_name is required/],
     ['a client_secret', { client_secret: 'x' }, /secret/],
     ['client_secret_expires_at', { client_secret_expires_at: 0 }, /secret/],
     ['client_secret_basic', { token_endpoint_auth_method: 'client_secret_basic' }, /not allowed/],

@@ -91,16 +91,16 @@ describe('client document resolver', () => {
   });
 
   test('an invalid document is explained, remembered and reported as invalid_document', async () => {
-    const { resolver, calls, reports } = setUp(async () => ({ client_id: URL_ID }));
+    const { resolver, calls, reports } = setUp(async () => ({ client_id: URL_ID, client_name: 'App' }));
     for (let i = 0; i < 3; i += 1) {
       await expect(resolver.findClient(URL_ID)).rejects.toMatchObject({
         code: 'invalid_client',
-        description: expect.stringMatching(/is not valid: client_name is required/),
+        description: expect.stringMatching(/is not valid: redirect_uris is required/),
       });
     }
     expect(calls).toHaveLength(1);
     expect(reports).toEqual([
-      { clientId: URL_ID, reason: 'invalid_document', detail: expect.stringContaining('client_name') },
+      { clientId: URL_ID, reason: 'invalid_document', detail: expect.stringContaining('redirect_uris') },
     ]);
   });
 
