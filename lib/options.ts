@@ -5,7 +5,7 @@ import { isAbsolute } from 'node:path';
 import type { Request } from 'express';
 import type { Store } from 'express-rate-limit';
 import type { MaybePromise, TokenEndpointAuthMethod } from './store/types';
-import type { ScopeCatalogue } from './util/scopes';
+import { OFFLINE_ACCESS, type ScopeCatalogue } from './util/scopes';
 import type { OAuthEvent } from './events';
 import { parsePaths, type EndpointPaths } from './paths';
 import {
@@ -226,6 +226,11 @@ export function parseOptions(options: OAuthRouterOptions): OAuthConfig {
     );
   const scopeEntries = Object.entries(scopes);
   if (scopeEntries.length === 0) fail('scopes must name at least one scope.');
+  if (Object.prototype.hasOwnProperty.call(scopes, OFFLINE_ACCESS)) {
+    fail(
+      'the scope "offline_access" is a request for a refresh token, which clients add and the server drops; name your scope otherwise.',
+    );
+  }
   for (const [scope, description] of scopeEntries) {
     if (!/^[\x21\x23-\x5B\x5D-\x7E]+$/.test(scope))
       fail(`the scope "${scope}" has characters RFC 6749 §3.3 forbids.`);

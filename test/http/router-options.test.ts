@@ -134,6 +134,11 @@ test.each<[string, Partial<OAuthRouterOptions> | null, RegExp]>([
     { lifetimes: { refreshToken: 3600 }, refreshTokenReuse: { window: 3601 } },
     /refreshTokenReuse.window must be a whole number of seconds from 0 to the refresh token lifetime \(3600\)/,
   ],
+  [
+    'a scope named offline_access, which clients add and the server drops',
+    { scopes: { offline_access: 'Stay connected', 'notes:read': 'Read' } },
+    /the scope "offline_access" is a request for a refresh token/,
+  ],
   ['a negative reuse window', { refreshTokenReuse: { window: -1 } }, /refreshTokenReuse.window/],
   [
     'untilSuccessorUsed that is not a boolean',
