@@ -124,24 +124,22 @@ export function readFlows(fields: Fields, { lenient }: { lenient: boolean }) {
 /**
  * scope: the scopes the client may ask for. A registration may name only scopes of this server. A document is
  * written for many servers: its scope narrows this server's catalogue when it names any of its scopes, and is
- * ignored when it names none (the user still chooses on the consent page).
+ * ignored when it names none (the user still chooses on the consent page). An empty scope is no scope: the MCP
+ * Inspector and Gemini CLI register `scope: ""` when nothing told them one (RFC 7591 §2: omitted, a default set).
  */
 export function readScope(fields: Fields, catalogue: ReadonlySet<string>, { lenient }: { lenient: boolean }) {
   const scopeText = text(fields, 'scope', 2000);
   const all = [...catalogue].join(' ');
-  if (scopeText === undefined) return all;
+  if (scopeText === undefined || scopeText.trim() === '') return all;
   if (lenient) {
     const known = [...new Set(scopeText.split(' ').filter((name) => catalogue.has(name)))];
     return known.length > 0 ? known.join(' ') : all;
   }
-  let scope: string;
   try {
-    scope = parseScope(scopeText, catalogue).join(' ');
+    return parseScope(scopeText, catalogue).join(' ');
   } catch (error) {
     throw invalidMetadata((error as OAuthError).description);
   }
-  if (!scope) throw invalidMetadata('scope must name at least one scope.');
-  return scope;
 }
 
 /** The client's public keys for private_key_jwt (RFC 7591 §2): jwks_uri or jwks, never both. */

@@ -325,4 +325,13 @@ describe('POST /v1/oauth/register', () => {
     });
     expect(some.body.scope).toBe('clients:read');
   });
+
+  test.each([[''], ['  ']])(
+    'a registration with scope %j (MCP Inspector, Gemini CLI when nothing named one) gets the whole catalogue',
+    async (scope) => {
+      const res = await register({ redirect_uris: ['https://a.example/cb'], scope });
+      expect(res.status).toBe(201);
+      expect(res.body.scope.split(' ')).toHaveLength(15);
+    },
+  );
 });
