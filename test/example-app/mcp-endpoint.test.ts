@@ -30,6 +30,17 @@ test('without a token: 401 with WWW-Authenticate naming the resource metadata (c
   expect(res.headers['access-control-expose-headers']).toMatch(/Mcp-Session-Id/);
 });
 
+// A client may probe the MCP URL with HEAD or GET before it posts anything, to read the challenge of the 401: it gets
+// the same answer as a POST (RFC 9728 §5.1), whatever the method.
+test.each(['head', 'get'] as const)(
+  '%s without a token: the same 401 and challenge as a POST',
+  async (method) => {
+    const res = await request(app.baseUrl)[method]('/mcp');
+    expect(res.status).toBe(401);
+    expect(res.headers['www-authenticate']).toMatch(/^Bearer .*resource_metadata="[^"]+\/mcp"/);
+  },
+);
+
 test('the protected-resource metadata names {base}/mcp and the issuer (contract)', async () => {
   const res = await request(app.baseUrl).get('/.well-known/oauth-protected-resource/mcp');
   expect(res.body).toMatchObject({ resource: `${app.baseUrl}/mcp`, authorization_servers: [app.baseUrl] });
