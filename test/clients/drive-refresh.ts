@@ -8,7 +8,8 @@
 // - parallel-egress: two refreshes of one token at the same moment; both answers must work, and the next round
 //   starts from one answer, then from the other.
 import { MINUTE, SECOND } from '../helpers/clock';
-import { step, type Connection, type Matrix, type Tokens } from './drive';
+import { step } from './drive';
+import type { Connection, Matrix, Tokens } from './drive-types';
 import type { ClientProfile } from './profile';
 
 export interface RefreshReport {
