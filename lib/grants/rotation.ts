@@ -104,27 +104,33 @@ export async function rotateRefreshToken(
       const { reason, firstUsedAt } = presentation;
       return { status: 'reused', grantId: grant.grantId, reason, firstUsedAt };
     }
-    if (presentation.kind === 'repeat' && presentation.successorStored) {
+    const firstUse = presentation.kind === 'first-use';
+    // Stryker disable next-line ConditionalExpression: equivalent, a first use has no successorStored
+    if (!firstUse && presentation.successorStored) {
       return { status: 'rotated', grant, successor, firstUsedAt: presentation.firstUsedAt };
     }
-    const firstUse = presentation.kind === 'first-use';
+    // A successor's issuedAt is when its parent was first used: classifyPresentation reads it back as that. So one
+    // stored late (a repeat of the latest token whose successor was issued before successors were derived, or under
+    // another secret) keeps the time of the first use, never the repeat's, or a copy of the parent would get a new
+    // window once the grant moved on.
+    const usedAt = firstUse ? now : presentation.firstUsedAt;
     const advanced = await advance(store, {
       grantId: grant.grantId,
       expectedLatestUsed: latestUsed?.key ?? null,
-      ...(firstUse ? { latestUsed: { key: token.key, usedAt: now } } : {}),
+      ...(firstUse ? { latestUsed: { key: token.key, usedAt } } : {}),
       successor: {
         key: successor.key,
         grantId: grant.grantId,
         clientId,
         parentKey: token.key,
-        issuedAt: now,
+        issuedAt: usedAt,
         expiresAt: grant.expiresAt,
       },
     });
     if (advanced) {
       return {
         status: 'rotated',
-        grant: { ...grant, lastUsedAt: now },
+        grant: { ...grant, lastUsedAt: usedAt },
         successor,
         firstUsedAt: firstUse ? null : presentation.firstUsedAt,
       };
@@ -147,6 +153,7 @@ async function advance(store: OAuthStore, input: Parameters<OAuthStore['advanceR
     const stored = await Promise.resolve()
       .then(() => store.findRefreshToken(input.successor.key))
       .catch(() => undefined);
+    // Stryker disable next-line BooleanLiteral: equivalent, true would answer with the successor the other stored
     if (stored) return false;
     throw error;
   }
