@@ -78,7 +78,10 @@ export interface OAuthRouterOptions {
   getSessionUser?: (req: Request) => MaybePromise<OAuthUser | null | undefined>;
   /** With getSessionUser and no authenticateUser: where to send a browser that is not signed in. */
   signInUrl?: (returnTo: string, req: Request) => string;
-  /** Key for the sign-in cookie, CSRF tokens and pending requests: at least 32 bytes. Default: random per process. */
+  /**
+   * Key for the sign-in cookie, CSRF tokens, pending requests and refresh-token successors: at least 32 bytes.
+   * Default: random per process, so none of them survives a restart or reaches another instance: set it.
+   */
   secret?: string | Buffer;
   /** Rate limits per endpoint, or false to turn them all off (load tests only). */
   rateLimits?: RateLimitOptions | false;
