@@ -39,12 +39,41 @@ export function redirectUriFor(profile: ClientProfile): string {
   return redirect.uri(fixed ?? ephemeralPort());
 }
 
+/** Client assertions (RFC 7523) for `clientId` with `keyed`'s key, at the app's time. */
+const signer = (clock: Matrix['clock'], keyed: KeyedClient, clientId: string) => (audience: string) =>
+  keyed.assertion(audience, { now: clock.now(), claims: { iss: clientId, sub: clientId } });
+
 /**
- * Metadata document: the profile's document served at a loopback https URL (on the test host named after the
- * document's own host when the certificate covers it), with that URL as client_id and, for private_key_jwt, a
- * jwks_uri beside it. Registration: the profile's body POSTed, with the redirect URI of this run when the port is
- * chosen at run time (the clients open their listener, then register), the scope derived from this server, and a
- * key of ours for private_key_jwt.
+ * The profile's metadata document served at a loopback https URL (on the test host named after the document's own
+ * host when the certificate covers it), with that URL as client_id and, for private_key_jwt, a jwks_uri beside it.
+ */
+export function serveDocument(matrix: Matrix, profile: ClientProfile): Identity {
+  const { identification } = profile;
+  if (identification.kind !== 'metadata-document') throw new Error('it registers: it has no document');
+  const { documents, clock } = matrix;
+  const original = URL.parse(String(identification.document.client_id ?? ''));
+  const testHost = original && `${original.hostname}.test`;
+  const host = testHost && TEST_HOSTS.includes(testHost) ? testHost : 'localhost';
+  const path = `/${profile.id}${original?.pathname ?? '/client-metadata.json'}`;
+  const document: Json = { ...identification.document };
+  const clientId = documents.url(path, host);
+  let assertion: Identity['assertion'];
+  if (profile.authMethod === 'private_key_jwt') {
+    // The helper's key and JWKS (served beside the document); the document served is the profile's.
+    const keyed = chatGptDocument(documents, { path, host });
+    delete document.jwks;
+    document.jwks_uri = documents.url(keyed.jwksPath, host);
+    assertion = signer(clock, keyed, clientId);
+  }
+  document.client_id = clientId;
+  documents.json(path, document, 'max-age=3600');
+  return { clientId, ...(assertion ? { assertion } : {}) };
+}
+
+/**
+ * Metadata document: the profile's document served (serveDocument), once the server says it takes one. Registration:
+ * the profile's body POSTed, with the redirect URI of this run when the port is chosen at run time (the clients open
+ * their listener, then register), the scope derived from this server, and a key of ours for private_key_jwt.
  */
 export async function identify(
   matrix: Matrix,
@@ -54,30 +83,12 @@ export async function identify(
 ): Promise<Identity> {
   const { documents, clock } = matrix;
   const { identification } = profile;
-  const sign = (keyed: KeyedClient, clientId: string) => (audience: string) =>
-    keyed.assertion(audience, { now: clock.now(), claims: { iss: clientId, sub: clientId } });
 
   if (identification.kind === 'metadata-document') {
     if (!discovery.server.client_id_metadata_document_supported) {
       throw new Error('the server does not say client_id_metadata_document_supported');
     }
-    const original = URL.parse(String(identification.document.client_id ?? ''));
-    const testHost = original && `${original.hostname}.test`;
-    const host = testHost && TEST_HOSTS.includes(testHost) ? testHost : 'localhost';
-    const path = `/${profile.id}${original?.pathname ?? '/client-metadata.json'}`;
-    const document: Json = { ...identification.document };
-    const clientId = documents.url(path, host);
-    let assertion: Identity['assertion'];
-    if (profile.authMethod === 'private_key_jwt') {
-      // The helper's key and JWKS (served beside the document); the document served is the profile's.
-      const keyed = chatGptDocument(documents, { path, host });
-      delete document.jwks;
-      document.jwks_uri = documents.url(keyed.jwksPath, host);
-      assertion = sign(keyed, clientId);
-    }
-    document.client_id = clientId;
-    documents.json(path, document, 'max-age=3600');
-    return { clientId, ...(assertion ? { assertion } : {}) };
+    return serveDocument(matrix, profile);
   }
 
   const body: Json = { ...identification.body };
@@ -113,6 +124,6 @@ export async function identify(
   return {
     clientId,
     ...(registered.client_secret ? { clientSecret: registered.client_secret as string } : {}),
-    ...(keyed ? { assertion: sign(keyed, clientId) } : {}),
+    ...(keyed ? { assertion: signer(clock, keyed, clientId) } : {}),
   };
 }

@@ -56,6 +56,17 @@ export async function mcpAccepts(mcpUrl: URL, accessToken: string): Promise<bool
 /** The company of the client's user: get_company must answer it. */
 export const companyOf = (profile: ClientProfile) => `${profile.name} test company`;
 
+/** One read-only tool call on a connected SDK client; get_company must answer the client's user's company. */
+export async function callToolOn(client: Client, profile: ClientProfile, tool: string) {
+  const result = await client.callTool({ name: tool, arguments: {} });
+  if (result.isError) throw new Error(`${tool} failed: ${JSON.stringify(result.content)}`);
+  // The token is this client's user's: their company, not another client's user's.
+  const company = result.structuredContent as { name?: string } | undefined;
+  if (tool === 'get_company' && company?.name !== companyOf(profile)) {
+    throw new Error(`get_company answered ${company?.name}, not ${companyOf(profile)}`);
+  }
+}
+
 /** One MCP session with the SDK client and `accessToken` as its Bearer token; one read-only tool call. */
 export async function callToolWith(mcpUrl: URL, profile: ClientProfile, tool: string, accessToken: string) {
   const client = new Client({ name: profile.id, version: '1.0.0' });
@@ -65,13 +76,7 @@ export async function callToolWith(mcpUrl: URL, profile: ClientProfile, tool: st
     }),
   );
   try {
-    const result = await client.callTool({ name: tool, arguments: {} });
-    if (result.isError) throw new Error(`${tool} failed: ${JSON.stringify(result.content)}`);
-    // The token is this client's user's: their company, not another client's user's.
-    const company = result.structuredContent as { name?: string } | undefined;
-    if (tool === 'get_company' && company?.name !== companyOf(profile)) {
-      throw new Error(`get_company answered ${company?.name}, not ${companyOf(profile)}`);
-    }
+    await callToolOn(client, profile, tool);
   } finally {
     await client.close();
   }

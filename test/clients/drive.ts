@@ -57,7 +57,7 @@ export async function step<T>(label: string, run: () => Promise<T>): Promise<T> 
 }
 
 /** Each client has a user of its own (with a company of its own): the grants of two clients never mix. */
-async function userFor(matrix: Matrix, profile: ClientProfile): Promise<AppUser> {
+export async function userFor(matrix: Matrix, profile: ClientProfile): Promise<AppUser> {
   return createUser(matrix.app.db, {
     email: `${profile.id}@matrix.example.com`,
     password: APP_USER.password,

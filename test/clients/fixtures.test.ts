@@ -35,6 +35,12 @@ describe('client fixtures', () => {
       }
     });
 
+    test('a client built on an SDK names where it is shown to run it', () => {
+      if (!client.builtOn) return;
+      expect(client.builtOn.source.ref.trim()).not.toBe('');
+      expect(client.builtOn.source.says.trim()).not.toBe('');
+    });
+
     test('its identification lists redirect URIs', () => {
       const shape =
         client.identification.kind === 'metadata-document'

@@ -37,6 +37,17 @@ export type RefreshSharing =
   /** One logical client refreshing from more than one place at once (several egress addresses, racing). */
   | 'parallel-egress';
 
+/**
+ * The OAuth client code a client runs, when the matrix can run that code itself: the client matrix then drives the
+ * client with it (test/clients/drive-sdk.ts) rather than by hand. `typescript`: the official MCP TypeScript SDK's
+ * client auth (`auth()` with an `OAuthClientProvider`), run as the installed `@modelcontextprotocol/sdk`.
+ */
+export interface BuiltOn {
+  sdk: 'typescript';
+  /** Where the client is shown to run that code for its OAuth flow. */
+  source: Source;
+}
+
 export interface ClientProfile {
   /** A short stable id: 'claude-code', 'claude-ai', 'chatgpt', 'codex', 'vscode', 'cursor', ... */
   id: string;
@@ -58,6 +69,8 @@ export interface ClientProfile {
   needs: string[];
   /** How to connect it to a server, one line (the table in docs/clients.md). */
   recipe: string;
+  /** The OAuth library the client runs, when the matrix drives the client with it instead of by hand. */
+  builtOn?: BuiltOn;
   /** Every quirk above, each with its public source. */
   sources: Record<string, Source>;
 }
