@@ -46,6 +46,12 @@ export interface Identity {
   assertion?: (audience: string) => string;
 }
 
+/** What any driver's first connection gives the matrix test to check: who the client is, what it asked and got. */
+export type Connected = Pick<
+  Connection,
+  'profile' | 'user' | 'identity' | 'redirectUri' | 'authorizationUrl' | 'consent' | 'tokens' | 'tool'
+>;
+
 /** A client connected for its user: what it holds after the code exchange, and the requests it knows how to make. */
 export interface Connection {
   profile: ClientProfile;
