@@ -26,7 +26,6 @@ export interface SdkRequest {
 
 /** One process of the client: its provider's memory (client, tokens, authorization URLs) and what its SDK sent. */
 export interface SdkProcess {
-  name: string;
   state: ProviderState;
   sent: SdkRequest[];
   /** A transport to /mcp with this process's provider and recording fetch. */
@@ -61,7 +60,6 @@ export function lastAnswer(process: SdkProcess, from = 0): string {
 
 /** A process with an empty provider: the profile's redirect URI and client metadata, and its document URL if any. */
 export function sdkProcess(
-  name: string,
   matrix: Matrix,
   profile: ClientProfile,
   redirectUri: string,
@@ -83,7 +81,6 @@ export function sdkProcess(
   const sent: SdkRequest[] = [];
   const fetchFn = recordingFetch(matrix.mcpUrl, sent);
   return {
-    name,
     state,
     sent,
     transport: () =>

@@ -88,7 +88,7 @@ export async function sdkRefreshRounds(
     case 'shared-between-processes': {
       // Both processes loaded the same stored token; each refreshes from the copy its own provider holds.
       const a = connection.process;
-      const b = connection.fork('B', a);
+      const b = connection.fork(a);
       for (let round = 1; round <= rounds; round += 1) {
         await expire(`refresh ${round}`, [a, b]);
         await refreshAndCall(`refresh ${round}, process A`, a);

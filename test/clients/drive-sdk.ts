@@ -19,7 +19,7 @@ export interface SdkConnection extends Connected {
   /** The process that connected. */
   process: SdkProcess;
   /** Another process of the same client, started from the client and tokens `from` has stored. */
-  fork(name: string, from: SdkProcess): SdkProcess;
+  fork(from: SdkProcess): SdkProcess;
   /** A tool call through a new SDK client with `process`'s provider (its SDK refreshes when /mcp answers 401). */
   callTool(process: SdkProcess): Promise<void>;
 }
@@ -42,7 +42,7 @@ export async function connectWithSdk(
   const redirectUri = redirectUriFor(profile);
   const documentUrl =
     profile.identification.kind === 'metadata-document' ? serveDocument(matrix, profile).clientId : undefined;
-  const process = sdkProcess('A', matrix, profile, redirectUri, documentUrl);
+  const process = sdkProcess(matrix, profile, redirectUri, documentUrl);
   const { state } = process;
 
   const transport = process.transport();
@@ -115,8 +115,8 @@ export async function connectWithSdk(
     tokens,
     tool,
     process,
-    fork(name, from) {
-      const forked = sdkProcess(name, matrix, profile, redirectUri, documentUrl);
+    fork(from) {
+      const forked = sdkProcess(matrix, profile, redirectUri, documentUrl);
       forked.state.client = structuredClone(from.state.client);
       forked.state.tokens = structuredClone(from.state.tokens);
       return forked;
