@@ -26,6 +26,7 @@ export default {
     'lib/handlers/client-authentication.ts',
     'lib/crypto/client-assertion.ts',
     'lib/grants/rotation.ts',
+    'lib/grants/reuse-options.ts',
     'lib/cimd/safe-fetch.ts',
     'lib/cimd/special-addresses.ts',
     'lib/middleware/bearer.ts',
