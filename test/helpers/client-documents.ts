@@ -3,6 +3,7 @@
 import { generateKeyPairSync, randomUUID, type KeyObject } from 'node:crypto';
 import jwt from 'jsonwebtoken';
 import type { DocumentServer } from './document-server';
+import { claudeCode } from '../clients/fixtures/claude-code';
 
 /**
  * RSA keys for the keyed clients, made as they are first needed and then handed out in turn: a 2048-bit RSA key
@@ -48,20 +49,19 @@ function publish(
   return { clientId, path, document };
 }
 
-/** Claude Code: a public client with portless loopback redirects, used with an ephemeral port. */
+/**
+ * Claude Code: a public client with portless loopback redirects, used with an ephemeral port. Its document as the
+ * client matrix records it (test/clients/fixtures/claude-code.ts, with its sources).
+ */
 export function claudeCodeDocument(server: DocumentServer, options: DocumentOptions = {}): PublishedDocument {
+  if (claudeCode.identification.kind !== 'metadata-document')
+    throw new Error('Claude Code publishes a document');
+  const { client_id: _published, ...shape } = claudeCode.identification.document;
   return publish(
     server,
     { path: '/oauth/claude-code-client-metadata', host: 'claude.ai.test' },
     options,
-    () => ({
-      client_name: 'Claude Code',
-      client_uri: 'https://claude.ai',
-      redirect_uris: ['http://localhost/callback', 'http://127.0.0.1/callback'],
-      grant_types: ['authorization_code', 'refresh_token'],
-      response_types: ['code'],
-      token_endpoint_auth_method: 'none',
-    }),
+    () => ({ ...shape }),
   );
 }
 
