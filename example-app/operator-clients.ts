@@ -1,0 +1,172 @@
+// Clients the operator registers (`npm run client:create`): the input checked once, each refusal an
+// OperatorClientInputError saying what to fix; a machine client's user found by email; the client registered through
+// the library's registerOperatorClient with that user's id kept in its metadata (ACTS_FOR_USER), which /mcp reads.
+import {
+  registerOperatorClient,
+  type ClientRecord,
+  type OAuthStore,
+  type OperatorGrantType,
+} from 'express-mcp-oauth';
+import type { AppDb } from './db/database';
+import { BUSINESS_SCOPES } from './scopes';
+
+/** The key of the client's metadata that names the user (by id) a machine client acts on. */
+export const ACTS_FOR_USER = 'acts_for_user';
+
+/** A problem with the input of client creation, with a one-line message fit for the command line. */
+export class OperatorClientInputError extends Error {
+  override readonly name = 'OperatorClientInputError';
+}
+
+/** What the command line says, as given (strings, unparsed). */
+export interface OperatorClientInput {
+  name?: string;
+  /** Comma-separated. */
+  grantTypes?: string;
+  /** The email of the user a client_credentials client acts on. */
+  user?: string;
+  /** Space-separated scopes; default: the whole catalogue. */
+  scope?: string;
+  jwksUri?: string;
+  redirectUris?: readonly string[];
+}
+
+/** What the command prints: the wire names of RFC 7591's registration answer, plus whose account it acts on. */
+export interface CreatedOperatorClient {
+  client_id: string;
+  client_secret?: string;
+  token_endpoint_auth_method: 'client_secret_basic' | 'private_key_jwt';
+  grant_types: string[];
+  scope: string;
+  redirect_uris?: string[];
+  jwks_uri?: string;
+  /** The email of the user a client_credentials client acts on. */
+  acts_for?: string;
+}
+
+const GRANT_TYPES: readonly OperatorGrantType[] = [
+  'client_credentials',
+  'authorization_code',
+  'refresh_token',
+];
+const MAX_NAME = 200;
+const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+
+const refuse = (message: string): never => {
+  throw new OperatorClientInputError(message);
+};
+
+/** The input checked: every refusal says what to give instead. Pure: no database. */
+export function readOperatorClientInput(input: OperatorClientInput) {
+  const name = input.name?.trim() ?? '';
+  if (!name) refuse('A client name is required: --name "Nightly export", for example.');
+  if (name.length > MAX_NAME) refuse(`The name is too long: use at most ${MAX_NAME} characters.`);
+
+  const listed = (input.grantTypes ?? '').split(',').map((type) => type.trim());
+  if (listed.every((type) => !type))
+    refuse(`Grant types are required: --grant-types with one or more of ${GRANT_TYPES.join(', ')}.`);
+  const unknown = listed.find((type) => !GRANT_TYPES.includes(type as OperatorGrantType));
+  if (unknown !== undefined)
+    refuse(
+      `"${unknown}" is not a grant type a client may have here: use ${GRANT_TYPES.join(', ')} ` +
+        '(urn:ietf:params:oauth:grant-type:jwt-bearer is not supported yet).',
+    );
+  const grantTypes = [...new Set(listed)] as OperatorGrantType[];
+  const machine = grantTypes.includes('client_credentials');
+  const browser = grantTypes.includes('authorization_code');
+  if (grantTypes.includes('refresh_token') && !browser)
+    refuse('refresh_token goes with authorization_code: a client_credentials client gets no refresh token.');
+
+  const user = input.user?.trim();
+  if (machine && !user)
+    refuse('--user EMAIL is required with client_credentials: the user whose account the client acts on.');
+  if (!machine && user !== undefined)
+    refuse(
+      '--user goes with client_credentials only: an authorization_code client acts for whoever signs in.',
+    );
+  if (user !== undefined && (!EMAIL.test(user) || user.length > 254 || /[\u0000-\u001f\u007f]/.test(user)))
+    refuse(`"${user}" is not a valid email address (--user).`);
+
+  const redirectUris = input.redirectUris ?? [];
+  if (browser && redirectUris.length === 0)
+    refuse(
+      'authorization_code needs --redirect-uri URI (repeat it for several): where the browser comes back.',
+    );
+  if (!browser && redirectUris.length > 0) refuse('--redirect-uri goes with authorization_code only.');
+
+  let scope: string[] | undefined;
+  if (input.scope !== undefined) {
+    scope = input.scope.split(/\s+/).filter(Boolean);
+    if (scope.length === 0) refuse('--scope is empty: give one or more scopes, e.g. --scope "company:read".');
+    const outside = scope.find((name) => !Object.hasOwn(BUSINESS_SCOPES, name));
+    if (outside !== undefined)
+      refuse(
+        `"${outside}" is not a scope of this service: use any of ${Object.keys(BUSINESS_SCOPES).join(' ')}.`,
+      );
+  }
+
+  const jwksUri = input.jwksUri?.trim();
+  if (jwksUri !== undefined && (!/^https:\/\//i.test(jwksUri) || !URL.canParse(jwksUri)))
+    refuse(`--jwks-uri must be an https URL where the client publishes its public keys, got "${jwksUri}".`);
+
+  return { name, grantTypes, user, scope, jwksUri, redirectUris: [...redirectUris] };
+}
+
+/**
+ * Registers the client the input describes. A machine client's user must exist; its id (not its email, which may
+ * change) is kept in the client's metadata.
+ */
+export async function createOperatorClient(
+  db: AppDb,
+  store: Pick<OAuthStore, 'registerClient'>,
+  input: OperatorClientInput,
+): Promise<CreatedOperatorClient> {
+  const checked = readOperatorClientInput(input);
+  let actsFor: { id: number; email: string } | undefined;
+  if (checked.user !== undefined) {
+    actsFor = await db.get<{ id: number; email: string }>(
+      'SELECT id, email FROM users WHERE lower(email) = lower(?)',
+      [checked.user],
+    );
+    if (!actsFor) refuse(`No user has the email ${checked.user}: create one first with npm run user:create.`);
+  }
+  let created;
+  try {
+    created = await registerOperatorClient(store, BUSINESS_SCOPES, {
+      name: checked.name,
+      grantTypes: checked.grantTypes,
+      ...(checked.scope ? { scope: checked.scope } : {}),
+      ...(checked.redirectUris.length ? { redirectUris: checked.redirectUris } : {}),
+      ...(checked.jwksUri !== undefined ? { jwksUri: checked.jwksUri } : {}),
+      ...(actsFor ? { metadata: { [ACTS_FOR_USER]: String(actsFor.id) } } : {}),
+    });
+  } catch (error) {
+    // The library's rules (a redirect URI it refuses, say) throw a TypeError that says what to fix.
+    const prefix = 'registerOperatorClient: ';
+    if (error instanceof TypeError && error.message.startsWith(prefix))
+      refuse(error.message.slice(prefix.length));
+    throw error;
+  }
+  const { record } = created;
+  return {
+    client_id: created.clientId,
+    ...(created.clientSecret !== undefined ? { client_secret: created.clientSecret } : {}),
+    token_endpoint_auth_method: created.tokenEndpointAuthMethod,
+    grant_types: [...record.grantTypes],
+    scope: record.scope,
+    ...(record.redirectUris.length ? { redirect_uris: [...record.redirectUris] } : {}),
+    ...(checked.jwksUri !== undefined ? { jwks_uri: checked.jwksUri } : {}),
+    ...(actsFor ? { acts_for: actsFor.email } : {}),
+  };
+}
+
+/**
+ * The id of the user a client acts on, or null: only a client the operator registered for client_credentials with
+ * a user. Neither a registration nor a metadata document can set this key (the library keeps only display fields and
+ * keys from those), and such a client can never get a client_credentials token anyway.
+ */
+export function actingUserId(client: ClientRecord | undefined): string | null {
+  if (!client || !client.grantTypes.includes('client_credentials')) return null;
+  const userId = client.metadata[ACTS_FOR_USER];
+  return typeof userId === 'string' && userId ? userId : null;
+}
