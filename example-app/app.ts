@@ -167,6 +167,7 @@ export async function createExampleApp(
     createMcpEndpoint({
       db,
       oauth,
+      store,
       resource,
       allowedOrigins: config.allowedOrigins,
       baseUrl: config.baseUrl,

@@ -1,9 +1,16 @@
 // The MCP tool server at /mcp: Streamable HTTP (stateless, so any instance can answer any request), behind the
-// bearer check, listing and running only the tools the token's scopes allow, for the token's user's company.
+// bearer check, listing and running only the tools the token's scopes allow, for the token's user's company (a
+// machine client's token: the company of the user the operator named for that client).
 import type { AppDb } from '../db/database';
 import express, { type RequestHandler, type Router } from 'express';
-import { createMcpHandler, type AuthenticatedRequest, type OAuthRouter } from 'express-mcp-oauth';
+import {
+  createMcpHandler,
+  type AuthenticatedRequest,
+  type OAuthRouter,
+  type OAuthStore,
+} from 'express-mcp-oauth';
 import { refuseMcp } from '../http/guards';
+import { actingUserId } from '../operator-clients';
 import { findUser, type AppUser } from '../users';
 import { createBusinessMcpServer, TOOL_SCOPES, type CallerExtra } from './server';
 import { createUserCache } from './user-cache';
@@ -11,6 +18,8 @@ import { createUserCache } from './user-cache';
 export interface McpEndpointOptions {
   db: AppDb;
   oauth: OAuthRouter;
+  /** Where a machine client's record (and the user it acts on) is read. */
+  store: Pick<OAuthStore, 'findClient'>;
   /** The public URL of the MCP endpoint, i.e. the protected resource. */
   resource: string;
   /** The public base URL: its origin may always call /mcp from a browser. */
@@ -65,6 +74,7 @@ export function checkOrigin(
 export function createMcpEndpoint({
   db,
   oauth,
+  store,
   resource,
   baseUrl,
   allowedOrigins,
@@ -73,6 +83,13 @@ export function createMcpEndpoint({
   const router = express.Router();
   const resourceMetadata = `${new URL(resource).origin}/.well-known/oauth-protected-resource${new URL(resource).pathname}`;
   const users = createUserCache((id) => findUser(db, id));
+  // A client_credentials token names its client, not a user: the client acts on the user kept in its metadata by
+  // `npm run client:create -- --user`. Cached per client id the same way, so a machine client's user deleted stops
+  // its tokens within the same second, and a client with no such user is refused as a deleted user's token is.
+  const clientUsers = createUserCache(async (clientId) => {
+    const userId = actingUserId(await store.findClient(clientId));
+    return userId === null ? null : findUser(db, userId);
+  });
 
   // The token names its user; the tools need the user's company. A deleted user's tokens stop working within a
   // second (the cache's lifetime), even though the tokens themselves are still valid.
@@ -92,7 +109,7 @@ export function createMcpEndpoint({
       (req as AuthenticatedRequest).auth = { ...auth, extra };
       next();
     };
-    const user = users.get(auth.userId);
+    const user = auth.actor === 'client' ? clientUsers.get(auth.clientId) : users.get(auth.userId);
     if (!(user instanceof Promise)) return admit(user);
     user.then(admit, next);
   };
