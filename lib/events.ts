@@ -23,6 +23,8 @@ export type OAuthEventType =
   /** A code presented again, or with a wrong PKCE verifier: its grant is revoked. */
   | 'code.replayed'
   | 'token.refreshed'
+  /** An access token issued without a user: the client_credentials grant (`grantType`), to an operator's client. */
+  | 'token.issued'
   /** The token endpoint refused a request: `reason` is the OAuth error code (invalid_grant, invalid_client, ...). */
   | 'token.refused'
   /**
@@ -81,8 +83,8 @@ export interface OAuthEvent {
   count?: number;
   /** token.introspected: the kind of token asked about, when it was found. */
   tokenType?: 'access_token' | 'refresh_token';
-  /** token.refused: the grant_type asked for, when it was one of the supported ones. */
-  grantType?: 'authorization_code' | 'refresh_token';
+  /** token.refused, token.issued: the grant_type asked for, when it was one of the supported ones. */
+  grantType?: 'authorization_code' | 'refresh_token' | 'client_credentials';
   /**
    * client.fetch_failed: what went wrong, for the operator (the URL, the address its host resolved to, the socket
    * error or HTTP status); never sent to the caller, and never holds a secret.

@@ -19,6 +19,13 @@ export type {
   RateLimitOptions,
   RateLimitStore,
 } from './options';
+/**
+ * Registers a client on the operator's word (a machine client of the client_credentials grant); the router's
+ * registerOperatorClient does the same with its own store and scopes.
+ */
+export { registerOperatorClient } from './grants/operator-clients';
+/** What the operator says of such a client, and what registering it returns. */
+export type { OperatorClient, OperatorClientOptions, OperatorGrantType } from './grants/operator-clients';
 /** How a refresh token presented again after its first use is answered (the `refreshTokenReuse` option). */
 export type { RefreshTokenReuseOptions } from './grants/reuse-options';
 /** One rate limit's settings and the names of the limits. */

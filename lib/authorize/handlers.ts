@@ -156,6 +156,10 @@ export function decisionHandler(ctx: PageDeps & Pick<OAuthContext, 'emit' | 'sto
       );
     }
 
+    // A token whose sub is its client_id acts for no user (the client_credentials grant, RFC 9068 §2.2): a user's
+    // id equal to the client's would make the bearer check take the user's token for a machine's.
+    if (user.id === clientId)
+      throw new OAuthError('access_denied', 'This account cannot authorize this app.');
     const { store, config } = ctx;
     const now = config.now();
     const grantId = timeOrderedId(now);

@@ -33,7 +33,8 @@ export function authorizationServerMetadataHandler(config: OAuthConfig): Request
       scopes_supported: Object.keys(config.scopes),
       response_types_supported: ['code'],
       response_modes_supported: ['query'],
-      grant_types_supported: ['authorization_code', 'refresh_token'],
+      // client_credentials is only for clients the operator registered (registerOperatorClient).
+      grant_types_supported: ['authorization_code', 'refresh_token', 'client_credentials'],
       code_challenge_methods_supported: ['S256'],
       token_endpoint_auth_methods_supported: authMethods,
       ...(signingAlgorithms && { token_endpoint_auth_signing_alg_values_supported: signingAlgorithms }),

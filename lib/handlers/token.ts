@@ -8,6 +8,7 @@ import { rotateRefreshToken } from '../grants/rotation';
 import { hashSecret } from '../crypto/secrets';
 import { OAuthError, isOAuthError } from '../errors';
 import { authenticateClient, type ClientAuthenticationDeps } from './client-authentication';
+import { issueClientCredentialsToken } from './client-credentials';
 import type { AuthorizationCodeRecord, ClientRecord, GrantRecord } from '../store/types';
 import { readParam, readResource, requireParam } from '../util/params';
 import { parseScope } from '../util/scopes';
@@ -25,6 +26,10 @@ type TokenDeps = ClientAuthenticationDeps & Pick<OAuthContext, 'signer' | 'emit'
 
 const invalidGrant = (description: string) => new OAuthError('invalid_grant', description);
 
+const SUPPORTED_GRANTS = ['authorization_code', 'refresh_token', 'client_credentials'] as const;
+const isSupportedGrant = (value: string | undefined): value is (typeof SUPPORTED_GRANTS)[number] =>
+  (SUPPORTED_GRANTS as readonly (string | undefined)[]).includes(value);
+
 export function tokenHandler(ctx: TokenDeps): RequestHandler {
   return handle(async function tokenEndpoint(req, res) {
     try {
@@ -34,7 +39,7 @@ export function tokenHandler(ctx: TokenDeps): RequestHandler {
         const grantType = readParam(req.body, 'grant_type');
         ctx.emit(req, 'token.refused', {
           reason: error.code,
-          ...(grantType === 'authorization_code' || grantType === 'refresh_token' ? { grantType } : {}),
+          ...(isSupportedGrant(grantType) ? { grantType } : {}),
         });
       }
       throw error;
@@ -45,16 +50,22 @@ export function tokenHandler(ctx: TokenDeps): RequestHandler {
 async function answerTokenRequest(ctx: TokenDeps, req: Request, res: Response): Promise<void> {
   const client = (await authenticateClient(ctx, req))!;
   const grantType = requireParam(req.body, 'grant_type');
-  if (grantType !== 'authorization_code' && grantType !== 'refresh_token') {
-    throw new OAuthError('unsupported_grant_type', 'Use grant_type authorization_code or refresh_token.');
+  if (!isSupportedGrant(grantType)) {
+    throw new OAuthError(
+      'unsupported_grant_type',
+      'Use grant_type authorization_code, refresh_token or client_credentials.',
+    );
   }
+  // client_credentials is in no registration or document (util/client-metadata.ts): only the operator's clients.
   if (!client.grantTypes.includes(grantType)) {
     throw new OAuthError('unauthorized_client', `This client did not register the ${grantType} grant type.`);
   }
   const body =
     grantType === 'authorization_code'
       ? await exchangeCode(ctx, req, client)
-      : await refresh(ctx, req, client);
+      : grantType === 'refresh_token'
+        ? await refresh(ctx, req, client)
+        : await issueClientCredentialsToken(ctx, req, client);
   // RFC 6749 §5.1: responses with tokens must not be cached. Written directly: an ETag (which res.json would hash
   // the body for) means nothing on a response that is never cached.
   const json = Buffer.from(JSON.stringify(body));

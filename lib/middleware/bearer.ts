@@ -15,7 +15,13 @@ export interface BearerAuth {
   /** The access token itself. */
   token: string;
   clientId: string;
-  /** The user the token acts for (the token's `sub`). */
+  /**
+   * Whom the token acts for: `user`, a person who consented; `client`, nobody but the client itself (the
+   * client_credentials grant of a client the operator registered), and `userId` is then the client's id (its `sub`,
+   * RFC 9068 §2.2). The host app decides whose data a client may act on.
+   */
+  actor: 'user' | 'client';
+  /** The token's `sub`: the user it acts for, or for `actor: 'client'` the client's id. */
   userId: string;
   scopes: string[];
   grantId: string;
@@ -119,6 +125,8 @@ export function createRequireBearer(
           (req as AuthenticatedRequest).auth = {
             token,
             clientId: claims.client_id,
+            // A user's grant never has the client's id as its user (authorize/handlers.ts refuses it).
+            actor: claims.sub === claims.client_id ? 'client' : 'user',
             userId: claims.sub,
             scopes: [...scopes],
             grantId: claims.grant_id,

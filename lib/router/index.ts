@@ -3,6 +3,11 @@
 import express, { type Request, type RequestHandler, type Router } from 'express';
 import type { OAuthContext } from '../context';
 import type { JwtSigner } from '../crypto/signer';
+import {
+  registerOperatorClient,
+  type OperatorClient,
+  type OperatorClientOptions,
+} from '../grants/operator-clients';
 import { createRequireBearer, type RequireBearerOptions } from '../middleware/bearer';
 import { createErrorHandler } from '../middleware/error-handler';
 import { createOwnPaths } from '../middleware/own-paths';
@@ -30,6 +35,11 @@ export interface OAuthRouter extends Router {
     grantId: string,
     cause?: { by?: 'user' | 'admin'; req?: Request; userId?: string; clientId?: string },
   ): Promise<boolean>;
+  /**
+   * Registers a client on the operator's word: the only way to a client that may use the client_credentials grant
+   * (a machine client acting without a user). Its secret, when it has one, is in the answer and nowhere else.
+   */
+  registerOperatorClient(options: OperatorClientOptions): Promise<OperatorClient>;
   /** Read-only facts about this server (issuer, endpoint URLs, resources, scopes, lifetimes); never its secret. */
   info: OAuthServerInfo;
   /**
@@ -74,6 +84,8 @@ export function createOAuthRouter(
   router.wellKnown = wellKnownRouter(ctx, errorHandler);
   router.revokeGrant = (grantId, cause = {}) =>
     ctx.revokeGrant(grantId, { ...cause, by: cause.by ?? 'admin' });
+  router.registerOperatorClient = (clientOptions) =>
+    registerOperatorClient(store, config.scopes, clientOptions, config.now());
   router.info = serverInfo(ctx);
   router.signInLimits = [limits.signIn, limits.signInPerAccount, limits.signInSlowdown];
   return router;

@@ -32,6 +32,7 @@ test('a valid token passes and sets a typed req.auth', async () => {
   expect(res.body.auth).toEqual({
     token: tokens.access_token,
     clientId: client.client_id,
+    actor: 'user',
     userId: USER.id,
     scopes: ['fakture:read', 'clients:read'],
     grantId: expect.any(String),

@@ -25,7 +25,7 @@ describe('discovery', () => {
       scopes_supported: expect.arrayContaining(['fakture:read', 'bridge:read', 'dokument:write']),
       response_types_supported: ['code'],
       response_modes_supported: ['query'],
-      grant_types_supported: ['authorization_code', 'refresh_token'],
+      grant_types_supported: ['authorization_code', 'refresh_token', 'client_credentials'],
       code_challenge_methods_supported: ['S256'],
       token_endpoint_auth_methods_supported: [
         'client_secret_basic',

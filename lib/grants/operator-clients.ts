@@ -1,0 +1,105 @@
+// Clients the operator registers (a machine client, an enterprise app): the only clients that may use the
+// client_credentials grant, which acts without a user (RFC 6749 §4.4; MCP's client credentials extension, SEP-1046).
+// Dynamic registration and metadata documents can never ask for it (util/client-metadata.ts allows only
+// authorization_code and refresh_token there), so a stranger cannot mint tokens for itself.
+import { randomBytes } from 'node:crypto';
+import { isOAuthError } from '../errors';
+import { hashSecret, randomSecret } from '../crypto/secrets';
+import type { ClientRecord, OAuthStore, TokenEndpointAuthMethod } from '../store/types';
+import { readKeys, readRedirectUris, readScope } from '../util/client-metadata';
+
+/** The grant types an operator client may have. */
+export type OperatorGrantType = 'client_credentials' | 'authorization_code' | 'refresh_token';
+
+/** What the operator says of a client it registers. */
+export interface OperatorClientOptions {
+  /** Shown on pages and in logs. */
+  name: string;
+  /** At least one; `client_credentials` for a machine client. */
+  grantTypes: readonly OperatorGrantType[];
+  /** The scopes the client may ask for (a subset of the router's catalogue). Default: the whole catalogue. */
+  scope?: readonly string[];
+  /** Required with authorization_code: where the browser comes back (the registration rules apply). */
+  redirectUris?: readonly string[];
+  /**
+   * The client's public keys for private_key_jwt (RFC 7523 §2.2): an https jwks_uri (fetched like a document's) or a
+   * JWK Set. Without either, the client gets a secret and authenticates with client_secret_basic.
+   */
+  jwksUri?: string;
+  jwks?: { keys: unknown[] };
+  /** Anything the host app wants to keep with the client (whose data a machine client acts on, say). */
+  metadata?: Record<string, unknown>;
+}
+
+/** The registered client: its id, and its secret when it has one (shown once; only its hash is stored). */
+export interface OperatorClient {
+  clientId: string;
+  clientSecret?: string;
+  tokenEndpointAuthMethod: Extract<TokenEndpointAuthMethod, 'client_secret_basic' | 'private_key_jwt'>;
+  record: ClientRecord;
+}
+
+const GRANT_TYPES: readonly OperatorGrantType[] = [
+  'client_credentials',
+  'authorization_code',
+  'refresh_token',
+];
+
+const fail = (message: string): never => {
+  throw new TypeError(`registerOperatorClient: ${message}`);
+};
+
+/**
+ * Registers a client on the operator's word. Throws a TypeError saying what to fix for bad options (a grant type it
+ * cannot have, a redirect URI or a scope the rules refuse, keys and no keys...).
+ */
+export async function registerOperatorClient(
+  store: Pick<OAuthStore, 'registerClient'>,
+  /** The router's scope catalogue (its `scopes` option), or its scope names. */
+  scopes: Readonly<Record<string, string>> | readonly string[],
+  options: OperatorClientOptions,
+  now: number = Date.now(),
+): Promise<OperatorClient> {
+  const scopeCatalogue = new Set(Array.isArray(scopes) ? scopes : Object.keys(scopes));
+  if (!options || typeof options.name !== 'string' || !options.name.trim())
+    fail('give the client a name, e.g. { name: "Nightly export", grantTypes: ["client_credentials"] }.');
+  const grantTypes = [...new Set(options.grantTypes ?? [])];
+  if (grantTypes.length === 0 || grantTypes.some((type) => !GRANT_TYPES.includes(type)))
+    fail(`grantTypes must list one or more of ${GRANT_TYPES.join(', ')}.`);
+  if (grantTypes.includes('refresh_token') && !grantTypes.includes('authorization_code'))
+    fail('refresh_token goes with authorization_code: a client credentials client gets no refresh token.');
+  const keyed = options.jwksUri !== undefined || options.jwks !== undefined;
+  const method = keyed ? 'private_key_jwt' : 'client_secret_basic';
+  const fields: Record<string, unknown> = {
+    ...(options.scope ? { scope: options.scope.join(' ') } : {}),
+    ...(options.jwksUri !== undefined ? { jwks_uri: options.jwksUri } : {}),
+    ...(options.jwks !== undefined ? { jwks: options.jwks } : {}),
+    ...(grantTypes.includes('authorization_code') ? { redirect_uris: options.redirectUris } : {}),
+  };
+  let record: ClientRecord;
+  const secret = keyed ? undefined : randomSecret();
+  try {
+    record = {
+      clientId: randomBytes(16).toString('base64url'),
+      clientSecretHash: secret === undefined ? null : hashSecret(secret),
+      clientName: options.name.trim(),
+      redirectUris: grantTypes.includes('authorization_code') ? readRedirectUris(fields) : [],
+      grantTypes,
+      responseTypes: grantTypes.includes('authorization_code') ? ['code'] : [],
+      tokenEndpointAuthMethod: method,
+      scope: readScope(fields, scopeCatalogue, { lenient: false }),
+      metadata: { ...(options.metadata ?? {}), ...readKeys(fields, method) },
+      issuedAt: now,
+    };
+  } catch (error) {
+    if (isOAuthError(error)) fail(error.description);
+    throw error;
+  }
+  await store.registerClient(record);
+  return {
+    clientId: record.clientId,
+    ...(secret === undefined ? {} : { clientSecret: secret }),
+    tokenEndpointAuthMethod: method,
+    record,
+  };
+}
