@@ -1,6 +1,7 @@
 // What every handler shares: the store, the signer, the parsed config and the browser-side helpers.
 import type { Request, RequestHandler, Response } from 'express';
 import { isClientIdUrl } from './cimd/client-document';
+import type { IssuerKeys } from './cimd/issuer-keys';
 import type { ClientDocumentResolver } from './cimd/resolver';
 import type { ClientKey } from './crypto/client-assertion';
 import type { Sealer } from './authorize/seal';
@@ -36,6 +37,8 @@ export interface OAuthContext {
    * with the event of a failed fetch.
    */
   clientKeys(client: ClientRecord, options?: { refetch?: boolean; req?: Request }): Promise<ClientKey[]>;
+  /** The signing keys of a trusted enterprise IdP (ID-JAG issuer); undefined when none is configured. */
+  issuerKeys: IssuerKeys | undefined;
 }
 
 /** Who ended a grant, for its grant.revoked event: the request it came with, and the ids known there. */

@@ -23,8 +23,16 @@ export type OAuthEventType =
   /** A code presented again, or with a wrong PKCE verifier: its grant is revoked. */
   | 'code.replayed'
   | 'token.refreshed'
-  /** An access token issued without a user: the client_credentials grant (`grantType`), to an operator's client. */
+  /**
+   * An access token issued to an operator's client without a consent page (`grantType`): client_credentials (no
+   * user), or jwt-bearer with an enterprise IdP's ID-JAG (for the user it names).
+   */
   | 'token.issued'
+  /**
+   * A trusted enterprise IdP's metadata or keys could not be fetched, or were not valid: `reason` says which failure,
+   * `detail` the whole story (the issuer, the URL, the error) that the client was not told.
+   */
+  | 'idp.fetch_failed'
   /** The token endpoint refused a request: `reason` is the OAuth error code (invalid_grant, invalid_client, ...). */
   | 'token.refused'
   /**
@@ -62,7 +70,7 @@ export interface OAuthEvent {
   by?: RevokedBy;
   /**
    * code.replayed: `replay` or `pkce_mismatch`; sign_in.failed: `bad_credentials`; token.refused: the error code;
-   * client.fetch_failed: the failure; refresh_token.reused: `after_window` or `superseded`.
+   * client.fetch_failed, idp.fetch_failed: the failure; refresh_token.reused: `after_window` or `superseded`.
    */
   reason?: string;
   /**
@@ -84,10 +92,14 @@ export interface OAuthEvent {
   /** token.introspected: the kind of token asked about, when it was found. */
   tokenType?: 'access_token' | 'refresh_token';
   /** token.refused, token.issued: the grant_type asked for, when it was one of the supported ones. */
-  grantType?: 'authorization_code' | 'refresh_token' | 'client_credentials';
+  grantType?:
+    | 'authorization_code'
+    | 'refresh_token'
+    | 'client_credentials'
+    | 'urn:ietf:params:oauth:grant-type:jwt-bearer';
   /**
-   * client.fetch_failed: what went wrong, for the operator (the URL, the address its host resolved to, the socket
-   * error or HTTP status); never sent to the caller, and never holds a secret.
+   * client.fetch_failed, idp.fetch_failed: what went wrong, for the operator (the URL, the address its host
+   * resolved to, the socket error or HTTP status); never sent to the caller, and never holds a secret.
    */
   detail?: string;
 }

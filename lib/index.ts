@@ -26,6 +26,8 @@ export type {
 export { registerOperatorClient } from './grants/operator-clients';
 /** What the operator says of such a client, and what registering it returns. */
 export type { OperatorClient, OperatorClientOptions, OperatorGrantType } from './grants/operator-clients';
+/** The trusted enterprise IdPs of the jwt-bearer grant (the `enterpriseIdps` option), and the ID-JAG claims findUser reads. */
+export type { EnterpriseIdpOptions, IdJagClaims } from './grants/id-jag-options';
 /** How a refresh token presented again after its first use is answered (the `refreshTokenReuse` option). */
 export type { RefreshTokenReuseOptions } from './grants/reuse-options';
 /** One rate limit's settings and the names of the limits. */

@@ -19,6 +19,11 @@ import {
   type ClientDocumentConfig,
   type ClientMetadataDocumentOptions,
 } from './cimd/options';
+import {
+  parseEnterpriseIdps,
+  type EnterpriseIdpConfig,
+  type EnterpriseIdpOptions,
+} from './grants/id-jag-options';
 
 export interface BearerCacheOptions {
   /** How many verified tokens to remember (the oldest go first). 0 turns the token cache off. Default 10,000. */
@@ -121,6 +126,11 @@ export interface OAuthRouterOptions {
    * Every other authenticated client introspects only tokens issued to itself. Default: none.
    */
   resourceServers?: Readonly<Record<string, readonly string[]>>;
+  /**
+   * Enterprise-Managed Authorization (MCP extension; ID-JAG): the enterprise IdPs whose ID-JAGs the jwt-bearer grant
+   * accepts from operator clients that have it, and how their user is found. Default: none (the grant is off).
+   */
+  enterpriseIdps?: EnterpriseIdpOptions;
 }
 
 /** The absolute URL of each endpoint, as the metadata publishes them. */
@@ -168,6 +178,8 @@ export interface OAuthConfig {
   isTrustedClient: (clientId: string) => boolean;
   /** Resource-server clients and the resources whose access tokens each may introspect. */
   resourceServers: ReadonlyMap<string, ReadonlySet<string>>;
+  /** The trusted ID-JAG issuers; undefined when none are configured or the store keeps no assertion ids. */
+  enterpriseIdps: EnterpriseIdpConfig | undefined;
 }
 
 export type { RateLimitOptions, Store as RateLimitStore };
@@ -335,6 +347,7 @@ export function parseOptions(options: OAuthRouterOptions): OAuthConfig {
     authMethods: ['client_secret_basic', 'client_secret_post', 'private_key_jwt', 'none'],
     isTrustedClient: parseTrustedClients(options.trustedClients),
     resourceServers: parseResourceServers(options.resourceServers, resources),
+    enterpriseIdps: parseEnterpriseIdps(options.enterpriseIdps, fail),
   };
 }
 

@@ -51,9 +51,9 @@ export interface ClientDocumentResolver {
 }
 
 const MAX_DOCUMENTS = 1000;
-const MAX_JWKS_BYTES = 16 * 1024;
+export const MAX_JWKS_BYTES = 16 * 1024;
 /** An unknown kid refetches the JWKS once, but not more often than this per URL (no fetch amplification). */
-const REFETCH_AFTER_MS = 10_000;
+export const REFETCH_AFTER_MS = 10_000;
 /**
  * How long a failed fetch or an invalid document is answered from memory: long enough that a host which fails or
  * stalls is not fetched again for every request naming it, short enough that a fixed document is soon seen.
@@ -61,7 +61,8 @@ const REFETCH_AFTER_MS = 10_000;
 export const FAILURE_CACHE_MS = 30_000;
 
 // A failure the URL is not to blame for (the server was busy fetching others) is not remembered against it.
-const rememberFailure = (error: unknown) => !(error instanceof FetchRefusedError && error.reason === 'busy');
+export const rememberFailure = (error: unknown) =>
+  !(error instanceof FetchRefusedError && error.reason === 'busy');
 
 /** Failures of the host or the network for now, which say nothing about the document itself. */
 const PASSING_FAILURES: ReadonlySet<FetchFailure> = new Set([
@@ -81,7 +82,7 @@ const PASSING_FAILURES: ReadonlySet<FetchFailure> = new Set([
  * refetch meets a copy within its lifetime (a jwks_uri read again for an unknown kid); a document is fetched again
  * only once its copy has expired, and an expired copy is never served.
  */
-const withdrawsCopy = (error: unknown) => {
+export const withdrawsCopy = (error: unknown) => {
   if (!(error instanceof FetchRefusedError)) return true;
   if (error.reason === 'http_status') return error.status === 404 || error.status === 410;
   return !PASSING_FAILURES.has(error.reason);
@@ -230,7 +231,8 @@ function documentError(what: typeof DOCUMENT, url: string, error: unknown): unkn
   }
 }
 
-function importKeys(body: unknown): ClientKey[] {
+/** The keys of a JWK Set (validated), ready to verify with. */
+export function importKeys(body: unknown): ClientKey[] {
   return validateJwks(body).keys.map((jwk) => ({
     kid: typeof jwk.kid === 'string' ? jwk.kid : undefined,
     kty: String(jwk.kty),

@@ -73,8 +73,8 @@ export function assertionSubject(assertion: string): string | undefined {
   return typeof sub === 'string' ? sub : undefined;
 }
 
-/** Which of a client's keys could have signed with `alg`. */
-function keysFor(alg: string, kid: string | undefined, keys: ClientKey[]): ClientKey[] {
+/** Which of a client's (or an IdP's) keys could have signed with `alg`. */
+export function keysFor(alg: string, kid: string | undefined, keys: ClientKey[]): ClientKey[] {
   return keys.filter(
     (key) =>
       (kid === undefined || key.kid === kid) &&

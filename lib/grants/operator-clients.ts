@@ -1,15 +1,22 @@
 // Clients the operator registers (a machine client, an enterprise app): the only clients that may use the
-// client_credentials grant, which acts without a user (RFC 6749 §4.4; MCP's client credentials extension, SEP-1046).
-// Dynamic registration and metadata documents can never ask for it (util/client-metadata.ts allows only
-// authorization_code and refresh_token there), so a stranger cannot mint tokens for itself.
+// client_credentials grant, which acts without a user (RFC 6749 §4.4; MCP's client credentials extension, SEP-1046),
+// or the jwt-bearer grant with an enterprise IdP's ID-JAG (MCP's Enterprise-Managed Authorization, SEP-990).
+// Dynamic registration and metadata documents can never ask for either (util/client-metadata.ts allows only
+// authorization_code and refresh_token there), so a stranger cannot mint tokens without a user's consent.
 import { randomBytes } from 'node:crypto';
 import { isOAuthError } from '../errors';
 import { hashSecret, randomSecret } from '../crypto/secrets';
 import type { ClientRecord, OAuthStore, TokenEndpointAuthMethod } from '../store/types';
 import { readKeys, readRedirectUris, readScope } from '../util/client-metadata';
+import { JWT_BEARER_GRANT } from './id-jag-options';
 
 /** The grant types an operator client may have. */
-export type OperatorGrantType = 'client_credentials' | 'authorization_code' | 'refresh_token';
+export type OperatorGrantType =
+  | 'client_credentials'
+  | 'authorization_code'
+  | 'refresh_token'
+  /** RFC 7523 §2.1 with an enterprise IdP's ID-JAG (the router's enterpriseIdps): tokens for the IdP's users. */
+  | typeof JWT_BEARER_GRANT;
 
 /** What the operator says of a client it registers. */
 export interface OperatorClientOptions {
@@ -43,6 +50,7 @@ const GRANT_TYPES: readonly OperatorGrantType[] = [
   'client_credentials',
   'authorization_code',
   'refresh_token',
+  JWT_BEARER_GRANT,
 ];
 
 const fail = (message: string): never => {
@@ -67,7 +75,9 @@ export async function registerOperatorClient(
   if (grantTypes.length === 0 || grantTypes.some((type) => !GRANT_TYPES.includes(type)))
     fail(`grantTypes must list one or more of ${GRANT_TYPES.join(', ')}.`);
   if (grantTypes.includes('refresh_token') && !grantTypes.includes('authorization_code'))
-    fail('refresh_token goes with authorization_code: a client credentials client gets no refresh token.');
+    fail(
+      'refresh_token goes with authorization_code: a client credentials or jwt-bearer client gets no refresh token.',
+    );
   const keyed = options.jwksUri !== undefined || options.jwks !== undefined;
   const method = keyed ? 'private_key_jwt' : 'client_secret_basic';
   const fields: Record<string, unknown> = {

@@ -2,6 +2,7 @@
 // JWKS. Each is serialised once at startup; a request only writes the prepared bytes.
 import type { RequestHandler } from 'express';
 import { ASSERTION_ALGORITHMS } from '../crypto/client-assertion';
+import { ID_JAG_PROFILE, JWT_BEARER_GRANT } from '../grants/id-jag-options';
 import type { JwtSigner } from '../crypto/signer';
 import type { OAuthConfig } from '../options';
 import { protectedResourceMetadataPath } from '../paths';
@@ -33,8 +34,16 @@ export function authorizationServerMetadataHandler(config: OAuthConfig): Request
       scopes_supported: Object.keys(config.scopes),
       response_types_supported: ['code'],
       response_modes_supported: ['query'],
-      // client_credentials is only for clients the operator registered (registerOperatorClient).
-      grant_types_supported: ['authorization_code', 'refresh_token', 'client_credentials'],
+      // client_credentials and jwt-bearer are only for clients the operator registered (registerOperatorClient);
+      // jwt-bearer only while enterprise IdPs are configured.
+      grant_types_supported: [
+        'authorization_code',
+        'refresh_token',
+        'client_credentials',
+        ...(config.enterpriseIdps ? [JWT_BEARER_GRANT] : []),
+      ],
+      // The extension §6, draft §7: how a client learns that ID-JAGs are accepted here.
+      ...(config.enterpriseIdps ? { authorization_grant_profiles_supported: [ID_JAG_PROFILE] } : {}),
       code_challenge_methods_supported: ['S256'],
       token_endpoint_auth_methods_supported: authMethods,
       ...(signingAlgorithms && { token_endpoint_auth_signing_alg_values_supported: signingAlgorithms }),

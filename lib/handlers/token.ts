@@ -1,5 +1,5 @@
 // The token endpoint (RFC 6749 §3.2): authorization_code with PKCE (§4.1.3, RFC 7636 §4.6) and refresh_token
-// with rotation and reuse detection (§6, RFC 9700 §4.14).
+// with rotation and reuse detection (§6, RFC 9700 §4.14); client_credentials and jwt-bearer in files of their own.
 import type { Request, RequestHandler, Response } from 'express';
 import { handle, type OAuthContext } from '../context';
 import { isValidCodeVerifier, verifyS256 } from '../crypto/pkce';
@@ -9,6 +9,8 @@ import { hashSecret } from '../crypto/secrets';
 import { OAuthError, isOAuthError } from '../errors';
 import { authenticateClient, type ClientAuthenticationDeps } from './client-authentication';
 import { issueClientCredentialsToken } from './client-credentials';
+import { issueIdJagToken } from './jwt-bearer';
+import { JWT_BEARER_GRANT } from '../grants/id-jag-options';
 import type { AuthorizationCodeRecord, ClientRecord, GrantRecord } from '../store/types';
 import { readParam, readResource, requireParam } from '../util/params';
 import { parseScope } from '../util/scopes';
@@ -22,11 +24,17 @@ interface TokenResponse {
 }
 
 /** What the token endpoint uses: client authentication, the store, the signer, events and grant revocation. */
-type TokenDeps = ClientAuthenticationDeps & Pick<OAuthContext, 'signer' | 'emit' | 'revokeGrant'>;
+type TokenDeps = ClientAuthenticationDeps &
+  Pick<OAuthContext, 'signer' | 'emit' | 'revokeGrant' | 'issuerKeys'>;
 
 const invalidGrant = (description: string) => new OAuthError('invalid_grant', description);
 
-const SUPPORTED_GRANTS = ['authorization_code', 'refresh_token', 'client_credentials'] as const;
+const SUPPORTED_GRANTS = [
+  'authorization_code',
+  'refresh_token',
+  'client_credentials',
+  JWT_BEARER_GRANT,
+] as const;
 const isSupportedGrant = (value: string | undefined): value is (typeof SUPPORTED_GRANTS)[number] =>
   (SUPPORTED_GRANTS as readonly (string | undefined)[]).includes(value);
 
@@ -50,13 +58,17 @@ export function tokenHandler(ctx: TokenDeps): RequestHandler {
 async function answerTokenRequest(ctx: TokenDeps, req: Request, res: Response): Promise<void> {
   const client = (await authenticateClient(ctx, req))!;
   const grantType = requireParam(req.body, 'grant_type');
-  if (!isSupportedGrant(grantType)) {
+  // jwt-bearer is offered only with enterprise IdPs configured (and a store that keeps assertion ids).
+  if (!isSupportedGrant(grantType) || (grantType === JWT_BEARER_GRANT && !ctx.config.enterpriseIdps)) {
     throw new OAuthError(
       'unsupported_grant_type',
-      'Use grant_type authorization_code, refresh_token or client_credentials.',
+      `Use grant_type authorization_code, refresh_token or client_credentials${
+        ctx.config.enterpriseIdps ? ` or ${JWT_BEARER_GRANT}` : ''
+      }.`,
     );
   }
-  // client_credentials is in no registration or document (util/client-metadata.ts): only the operator's clients.
+  // client_credentials and jwt-bearer are in no registration or document (util/client-metadata.ts): only the
+  // operator's clients.
   if (!client.grantTypes.includes(grantType)) {
     throw new OAuthError('unauthorized_client', `This client did not register the ${grantType} grant type.`);
   }
@@ -65,7 +77,9 @@ async function answerTokenRequest(ctx: TokenDeps, req: Request, res: Response): 
       ? await exchangeCode(ctx, req, client)
       : grantType === 'refresh_token'
         ? await refresh(ctx, req, client)
-        : await issueClientCredentialsToken(ctx, req, client);
+        : grantType === 'client_credentials'
+          ? await issueClientCredentialsToken(ctx, req, client)
+          : await issueIdJagToken(ctx, req, client);
   // RFC 6749 §5.1: responses with tokens must not be cached. Written directly: an ETag (which res.json would hash
   // the body for) means nothing on a response that is never cached.
   const json = Buffer.from(JSON.stringify(body));

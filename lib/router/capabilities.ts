@@ -1,5 +1,5 @@
 // What the store can do decides what the router offers. OAuthStore has two optional methods; a store without one
-// turns its feature off, in the metadata and at every endpoint, the way the MCP SDK's optional provider methods
+// turns its features off, in the metadata and at every endpoint, the way the MCP SDK's optional provider methods
 // switch endpoints off. The operator is told once, when the router is created, not on every refused request.
 import type { OAuthConfig } from '../options';
 import type { OAuthStore } from '../store/types';
@@ -21,6 +21,14 @@ export function applyStoreCapabilities(
       ...adjusted,
       authMethods: adjusted.authMethods.filter((method) => method !== 'private_key_jwt'),
     };
+  }
+  // The extension §7.4.2 makes an ID-JAG's jti single-use: without the same record the grant cannot be offered.
+  if (typeof store.useAssertionId !== 'function' && config.enterpriseIdps) {
+    warn(
+      'express-mcp-oauth: the store has no useAssertionId(), so the jwt-bearer grant (enterpriseIdps) is off. ' +
+        'Implement it (see OAuthStore) to offer it.',
+    );
+    adjusted = { ...adjusted, enterpriseIdps: undefined };
   }
   // A document client's grant must name a stored copy of the document, written in the same step as the grant.
   if (typeof store.createGrantWithClient !== 'function' && config.clientDocuments.enabled) {

@@ -2,6 +2,7 @@
 // browser, the pages, audit events, the client lookup (registrations and metadata documents) and grant revocation.
 import { createSealer } from '../authorize/seal';
 import { createBrowserSession } from '../authorize/session';
+import { createIssuerKeys } from '../cimd/issuer-keys';
 import { createClientDocumentResolver } from '../cimd/resolver';
 import { createSafeFetcher, systemResolveHost } from '../cimd/safe-fetch';
 import { createClientLookup, type OAuthContext } from '../context';
@@ -27,15 +28,17 @@ export function createServices(
     config.now,
   );
   const settings = config.clientDocuments;
+  // One fetcher, so one set of limits, for documents, clients' jwks_uri and enterprise IdPs' keys.
+  const fetcher = createSafeFetcher({
+    allowLoopback: settings.allowLoopback,
+    timeoutMs: settings.timeoutMs,
+    ca: settings.ca,
+    resolveHost: settings.resolveHost ?? systemResolveHost,
+  });
   // The resolver also fetches the jwks_uri of registered private_key_jwt clients, so it exists either way.
   const resolver = createClientDocumentResolver({
     settings,
-    fetcher: createSafeFetcher({
-      allowLoopback: settings.allowLoopback,
-      timeoutMs: settings.timeoutMs,
-      ca: settings.ca,
-      resolveHost: settings.resolveHost ?? systemResolveHost,
-    }),
+    fetcher,
     scopeCatalogue: config.scopeNames,
     now: config.now,
     onFetched: (clientId, req) => emit(req, 'client.document_fetched', { clientId }),
@@ -52,6 +55,15 @@ export function createServices(
     session: createBrowserSession(config, sealer),
     findClient: createClientLookup(store, settings.enabled ? resolver : undefined, config.authMethods),
     clientKeys: (client, options) => resolver.clientKeys(client, options),
+    issuerKeys: config.enterpriseIdps
+      ? createIssuerKeys({
+          fetcher,
+          now: config.now,
+          minCacheMs: settings.minCacheMs,
+          maxCacheMs: settings.maxCacheMs,
+          onFailed: ({ reason, detail }, req) => emit(req, 'idp.fetch_failed', { reason, detail }),
+        })
+      : undefined,
     revokeGrant: async (grantId, cause) => {
       // This process refuses the grant's tokens from now on, before the store has even answered.
       cache.forgetGrant(grantId);

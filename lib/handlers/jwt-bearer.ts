@@ -1,0 +1,142 @@
+// The jwt-bearer grant with an ID-JAG (RFC 7523 §2.1; draft-ietf-oauth-identity-assertion-authz-grant §4.4; MCP's
+// Enterprise-Managed Authorization extension, SEP-990 §5): an operator's client presents a grant its user's
+// enterprise IdP issued, and gets an access token for that user, with no consent page and no refresh token.
+import type { Request } from 'express';
+import type { OAuthContext } from '../context';
+import { idJagReplayKey, verifyIdJag } from '../crypto/id-jag';
+import { timeOrderedId } from '../crypto/time-ordered-id';
+import { OAuthError } from '../errors';
+import { JWT_BEARER_GRANT, type IdJagClaims } from '../grants/id-jag-options';
+import type { ClientRecord, GrantRecord } from '../store/types';
+import { readParam, readResource, requireParam } from '../util/params';
+import { OFFLINE_ACCESS, parseScope } from '../util/scopes';
+
+/** What the grant uses: the IdPs' keys, the store (a grant per token, and the jti record), the signer and events. */
+type JwtBearerDeps = Pick<OAuthContext, 'store' | 'config' | 'signer' | 'emit' | 'issuerKeys'>;
+
+/** Draft §4.4.2; no refresh token (§4.4.3): the client presents a new ID-JAG instead. */
+export interface JwtBearerResponse {
+  access_token: string;
+  token_type: 'Bearer';
+  expires_in: number;
+  scope: string;
+}
+
+const invalidGrant = (description: string) => new OAuthError('invalid_grant', description);
+
+export async function issueIdJagToken(
+  ctx: JwtBearerDeps,
+  req: Request,
+  client: ClientRecord,
+): Promise<JwtBearerResponse> {
+  const { store, config, signer } = ctx;
+  // The token endpoint offers the grant only with IdPs configured and a store that keeps assertion ids.
+  const idps = config.enterpriseIdps!;
+  // Draft §8.1: confidential clients only; authenticateClient proved who this one is, never by client_id alone.
+  if (client.tokenEndpointAuthMethod === 'none')
+    throw new OAuthError('unauthorized_client', 'A public client cannot use the jwt-bearer grant.');
+  // RFC 7523 §2.1: exactly one JWT in `assertion`.
+  const assertion = requireParam(req.body, 'assertion');
+  const { claims, replayUntil } = await verifyIdJag(assertion, {
+    issuers: idps.issuers,
+    keys: (issuer, refetch) => ctx.issuerKeys!(issuer, { refetch, req }),
+    audience: config.issuer,
+    clientId: client.clientId,
+    maxLifetimeSeconds: idps.maxLifetimeSeconds,
+    now: config.now,
+  });
+  const resource = grantedResource(claims.resource, req, config.resources);
+  const scopes = grantedScopes(claims.scope, readParam(req.body, 'scope'), client, config.scopeNames);
+
+  const user = await idps.findUser(claims as IdJagClaims, req);
+  if (!user || typeof user.id !== 'string' || !user.id)
+    throw invalidGrant('The ID-JAG names no user of this service.');
+  // requireBearer reads sub = client_id as a machine's token: such a user's token would act as the client.
+  if (user.id === client.clientId) throw invalidGrant('The ID-JAG names no user of this service.');
+
+  // The extension §7.4.2: replay detection is REQUIRED in this profile (RFC 7523 §3 item 7 leaves it optional). Last,
+  // so that a request refused for any other reason leaves the ID-JAG usable by its rightful client.
+  if (!(await store.useAssertionId!(idJagReplayKey(claims.iss), claims.jti, replayUntil)))
+    throw invalidGrant('The ID-JAG was already used; ask the identity provider for a new one.');
+
+  const now = config.now();
+  const expiresIn = config.lifetimes.accessToken;
+  // A grant per token, living as long as it: revocation and the bearer check work as for a user's own consent.
+  const grant: GrantRecord = {
+    grantId: timeOrderedId(now),
+    clientId: client.clientId,
+    userId: user.id,
+    scopes,
+    resource,
+    createdAt: now,
+    expiresAt: now + expiresIn * 1000,
+    lastUsedAt: null,
+    revokedAt: null,
+  };
+  await store.createGrant(grant);
+  const scope = scopes.join(' ');
+  const { token } = signer.signAccessToken({
+    issuer: config.issuer,
+    subject: user.id,
+    // The extension §5.1: the token is audience-restricted to the MCP server the ID-JAG's resource names.
+    audience: resource ?? config.resources[0]!,
+    clientId: client.clientId,
+    scope,
+    grantId: grant.grantId,
+    expiresIn,
+  });
+  ctx.emit(req, 'token.issued', {
+    clientId: client.clientId,
+    userId: user.id,
+    grantId: grant.grantId,
+    scopes,
+    grantType: JWT_BEARER_GRANT,
+  });
+  return { access_token: token, token_type: 'Bearer', expires_in: expiresIn, scope };
+}
+
+/**
+ * The extension §4.3 and §7.6.2, draft §4.4.1, RFC 8707 §2: every resource the ID-JAG names must be one of ours
+ * (invalid_grant: a grant meant for another server). A resource parameter picks one of them; without either, the
+ * default resource (null in the grant, as elsewhere).
+ */
+function grantedResource(claim: unknown, req: Request, resources: readonly string[]): string | null {
+  const asked = readParam(req.body, 'resource') === undefined ? undefined : readResource(req.body, resources);
+  if (claim === undefined) return asked ?? null;
+  const asserted = (Array.isArray(claim) ? claim : [claim]).map((value) =>
+    typeof value === 'string' ? value.replace(/\/+$/, '') : '',
+  );
+  if (asserted.length === 0 || asserted.some((value) => !resources.includes(value)))
+    throw invalidGrant('The ID-JAG is for a resource this server does not serve.');
+  if (asked !== undefined && !asserted.includes(asked))
+    throw new OAuthError('invalid_target', 'The resource is not one the ID-JAG grants.');
+  return asked ?? asserted[0]!;
+}
+
+/**
+ * The extension §7.6.2: each scope of the ID-JAG must be one this client may have here (invalid_grant otherwise);
+ * without a scope claim, the client's whole scope. §7.2.1 and RFC 6749 §3.3: the token gets the intersection with
+ * the scope asked for, which may narrow it, never widen it (invalid_scope).
+ */
+function grantedScopes(
+  claim: unknown,
+  asked: string | undefined,
+  client: ClientRecord,
+  catalogue: ReadonlySet<string>,
+): string[] {
+  const allowed = client.scope.split(' ').filter((scope) => catalogue.has(scope));
+  let asserted = allowed;
+  if (claim !== undefined) {
+    if (typeof claim !== 'string') throw invalidGrant('The ID-JAG scope claim must be a string.');
+    asserted = [...new Set(claim.split(' ').filter((scope) => scope && scope !== OFFLINE_ACCESS))];
+    const foreign = asserted.find((scope) => !allowed.includes(scope));
+    if (foreign !== undefined)
+      throw invalidGrant(
+        `The ID-JAG grants the scope "${foreign.slice(0, 64)}", which this client may not have.`,
+      );
+  }
+  const scopes = asked === undefined ? asserted : parseScope(asked, new Set(asserted));
+  if (scopes.length === 0)
+    throw new OAuthError('invalid_scope', 'The ID-JAG grants this client no scope here.');
+  return scopes;
+}

@@ -1,0 +1,81 @@
+// The enterpriseIdps option fails at start with a message that says how to fix it, and the jwt-bearer grant is the
+// operator's to give: registerOperatorClient takes it, with no refresh token beside it.
+import { createOAuthRouter } from '../../../lib/router';
+import { createJwtSigner } from '../../../lib/crypto/signer';
+import {
+  JWT_BEARER_GRANT,
+  parseEnterpriseIdps,
+  type EnterpriseIdpOptions,
+} from '../../../lib/grants/id-jag-options';
+import { registerOperatorClient } from '../../../lib/grants/operator-clients';
+import { createMemoryStore } from '../../../lib/store/memory';
+
+const fail = (message: string): never => {
+  throw new TypeError(message);
+};
+const findUser = () => null;
+
+test('absent: the grant is off', () => {
+  expect(parseEnterpriseIdps(undefined, fail)).toBeUndefined();
+});
+
+test('defaults: a lifetime of at most 300 seconds; issuers kept as written, each once', () => {
+  expect(
+    parseEnterpriseIdps({ issuers: ['https://acme.okta.com/', 'https://acme.okta.com/'], findUser }, fail),
+  ).toEqual({
+    issuers: ['https://acme.okta.com/'],
+    findUser,
+    maxLifetimeSeconds: 300,
+  });
+});
+
+test.each([
+  ['not an object', 'yes', /must be an object/],
+  ['no issuers', { findUser }, /issuers must list/],
+  ['an empty list', { issuers: [], findUser }, /issuers must list/],
+  ['an http issuer (RFC 8414 §2)', { issuers: ['http://idp.example'], findUser }, /must use https/],
+  ['an issuer with a query', { issuers: ['https://idp.example?tenant=1'], findUser }, /query or fragment/],
+  ['an issuer with a fragment', { issuers: ['https://idp.example#x'], findUser }, /query or fragment/],
+  ['an issuer with credentials', { issuers: ['https://u:p@idp.example'], findUser }, /credentials/],
+  ['a relative issuer', { issuers: ['idp.example'], findUser }, /not an absolute URL/],
+  ['no findUser', { issuers: ['https://idp.example'] }, /findUser must be a function/],
+  [
+    'a lifetime too long',
+    { issuers: ['https://idp.example'], findUser, maxLifetimeSeconds: 86_400 },
+    /from 10 to 3600/,
+  ],
+  [
+    'a lifetime not whole',
+    { issuers: ['https://idp.example'], findUser, maxLifetimeSeconds: 1.5 },
+    /from 10 to 3600/,
+  ],
+])('%s fails at start', (_name, given, message) => {
+  expect(() => parseEnterpriseIdps(given as unknown as EnterpriseIdpOptions, fail)).toThrow(message);
+});
+
+test('createOAuthRouter says which option is wrong', () => {
+  expect(() =>
+    createOAuthRouter(createMemoryStore(), createJwtSigner(), {
+      issuer: 'https://api.example.com',
+      scopes: { 'notes:read': 'Read your notes' },
+      authenticateUser: () => null,
+      enterpriseIdps: { issuers: ['http://idp.example'], findUser },
+    }),
+  ).toThrow('createOAuthRouter: enterpriseIdps.issuers: "http://idp.example" must use https');
+});
+
+test('registerOperatorClient gives the grant, alone; a refresh token never goes with it (draft §4.4.3)', async () => {
+  const store = createMemoryStore();
+  const client = await registerOperatorClient(store, ['notes:read'], {
+    name: 'Chat for Work',
+    grantTypes: [JWT_BEARER_GRANT],
+  });
+  expect(client.record.grantTypes).toEqual([JWT_BEARER_GRANT]);
+  expect(client.record.redirectUris).toEqual([]);
+  await expect(
+    registerOperatorClient(store, ['notes:read'], {
+      name: 'Chat',
+      grantTypes: [JWT_BEARER_GRANT, 'refresh_token'],
+    }),
+  ).rejects.toThrow(/refresh_token goes with authorization_code/);
+});
