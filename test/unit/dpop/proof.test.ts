@@ -1,0 +1,250 @@
+// DPoP proofs (RFC 9449 §4.3), each check on its own: a valid proof passes, and every way a proof can be wrong,
+// forged or replayed is refused, named after the check of §4.3 that stops it. JWK thumbprints against RFC 7638's own
+// example.
+import { generateKeyPairSync, randomUUID, type KeyObject } from 'node:crypto';
+import jwt from 'jsonwebtoken';
+import {
+  accessTokenHash,
+  readDpopHeader,
+  verifyDpopProof,
+  type DpopExpectations,
+} from '../../../lib/dpop/proof';
+import { jwkThumbprint } from '../../../lib/dpop/thumbprint';
+
+const NOW = 1_800_000_000_000;
+const URL_ = 'https://api.example.com/v1/oauth/token';
+const ec = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+const otherEc = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+const rsa = generateKeyPairSync('rsa', { modulusLength: 2048 });
+const smallRsa = generateKeyPairSync('rsa', { modulusLength: 1024 });
+const publicJwk = (key: KeyObject) => key.export({ format: 'jwk' }) as Record<string, unknown>;
+
+interface ProofOptions {
+  key?: KeyObject;
+  alg?: string;
+  typ?: string;
+  jwk?: unknown;
+  claims?: Record<string, unknown>;
+}
+function proof({
+  key = ec.privateKey,
+  alg = 'ES256',
+  typ = 'dpop+jwt',
+  jwk,
+  claims = {},
+}: ProofOptions = {}) {
+  const header = { typ, alg, jwk: jwk ?? publicJwk(key === rsa.privateKey ? rsa.publicKey : ec.publicKey) };
+  const payload = { jti: randomUUID(), htm: 'POST', htu: URL_, iat: NOW / 1000, ...claims };
+  for (const [name, value] of Object.entries(payload))
+    if (value === undefined) delete (payload as Record<string, unknown>)[name];
+  return jwt.sign(payload, key, {
+    algorithm: alg as jwt.Algorithm,
+    header: header as jwt.JwtHeader,
+    // A proof's iat is given above; allowInsecureKeySizes lets the test make the weak proof the server must refuse.
+    allowInsecureKeySizes: true,
+  });
+}
+
+function expectations(overrides: Partial<DpopExpectations> = {}) {
+  const seen = new Set<string>();
+  return {
+    method: 'POST',
+    url: URL_,
+    now: NOW,
+    useJti: (jkt: string, jti: string) => !seen.has(`${jkt} ${jti}`) && Boolean(seen.add(`${jkt} ${jti}`)),
+    ...overrides,
+  };
+}
+
+test('a valid proof passes and gives the thumbprint of its key (§6.1 cnf.jkt)', async () => {
+  const result = await verifyDpopProof(proof(), expectations());
+  expect(result.jkt).toBe(jwkThumbprint(publicJwk(ec.publicKey)));
+  const withRsa = await verifyDpopProof(proof({ key: rsa.privateKey, alg: 'PS256' }), expectations());
+  expect(withRsa.jkt).toBe(jwkThumbprint(publicJwk(rsa.publicKey)));
+});
+
+test.each<[string, () => string, Partial<DpopExpectations>, RegExp]>([
+  ['item 2: not a JWT', () => 'not-a-jwt', {}, /not a JWT/],
+  ['item 2: an oversized proof', () => `${'a'.repeat(9000)}.b.c`, {}, /not a JWT/],
+  [
+    'item 4: another typ (a JWT signed by the same key for something else)',
+    () => proof({ typ: 'JWT' }),
+    {},
+    /typ must be dpop\+jwt/,
+  ],
+  [
+    'item 5: alg none',
+    () =>
+      jwt.sign({ jti: 'x', htm: 'POST', htu: URL_, iat: NOW / 1000 }, '', {
+        algorithm: 'none',
+        header: { typ: 'dpop+jwt', alg: 'none', jwk: publicJwk(ec.publicKey) } as never,
+      }),
+    {},
+    /not a JWT|signed with none/,
+  ],
+  [
+    'item 5: HMAC with the public key as secret',
+    () =>
+      jwt.sign({ jti: 'x', htm: 'POST', htu: URL_, iat: NOW / 1000 }, 'secret', {
+        algorithm: 'HS256',
+        header: { typ: 'dpop+jwt', alg: 'HS256', jwk: publicJwk(ec.publicKey) } as never,
+      }),
+    {},
+    /signed with HS256/,
+  ],
+  [
+    'item 6: a signature by another key than the jwk',
+    () => proof({ jwk: publicJwk(otherEc.publicKey) }),
+    {},
+    /signature does not verify/,
+  ],
+  [
+    'item 5: a jwk that does not fit the alg',
+    () => proof({ key: rsa.privateKey, alg: 'RS256', jwk: publicJwk(ec.publicKey) }),
+    {},
+    /not a key for RS256/,
+  ],
+  [
+    'item 7: a private key in the jwk',
+    () => proof({ jwk: ec.privateKey.export({ format: 'jwk' }) }),
+    {},
+    /holds a private key/,
+  ],
+  ['no jwk', () => proof({ jwk: 'none' }), {}, /no jwk header/],
+  [
+    'a weak RSA key',
+    () => proof({ key: smallRsa.privateKey, alg: 'RS256', jwk: publicJwk(smallRsa.publicKey) }),
+    {},
+    /at least 2048 bits/,
+  ],
+  ['item 3: no jti', () => proof({ claims: { jti: undefined } }), {}, /needs a jti/],
+  ['item 8: another method', () => proof({ claims: { htm: 'GET' } }), {}, /htm must be POST/],
+  [
+    'item 9: another URL',
+    () => proof({ claims: { htu: 'https://api.example.com/v1/oauth/revoke' } }),
+    {},
+    /htu must be/,
+  ],
+  [
+    'item 9: another host',
+    () => proof({ claims: { htu: 'https://evil.example/v1/oauth/token' } }),
+    {},
+    /htu must be/,
+  ],
+  ['item 9: not a URL', () => proof({ claims: { htu: 'token endpoint' } }), {}, /htu must be/],
+  [
+    'item 11: made ten minutes ago (a stolen proof, kept)',
+    () => proof({ claims: { iat: NOW / 1000 - 600 } }),
+    {},
+    /iat is not within/,
+  ],
+  [
+    'item 11: made in the future',
+    () => proof({ claims: { iat: NOW / 1000 + 600 } }),
+    {},
+    /iat is not within/,
+  ],
+  ['item 11: no iat', () => proof({ claims: { iat: undefined } }), {}, /iat is not within/],
+  [
+    'item 12: ath of another access token',
+    () => proof({ claims: { ath: accessTokenHash('other') } }),
+    { accessToken: 'the-token' },
+    /ath is not the hash/,
+  ],
+  [
+    'item 12: no ath with an access token',
+    () => proof(),
+    { accessToken: 'the-token' },
+    /ath is not the hash/,
+  ],
+])('refused, %s', async (_name, make, overrides, message) => {
+  await expect(verifyDpopProof(make(), expectations(overrides))).rejects.toMatchObject({
+    code: 'invalid_dpop_proof',
+    description: expect.stringMatching(message),
+  });
+});
+
+test('item 9: htu is compared as a URL: scheme and host case, the default port, a query or fragment', async () => {
+  for (const htu of [
+    'HTTPS://API.EXAMPLE.COM/v1/oauth/token',
+    'https://api.example.com:443/v1/oauth/token',
+    `${URL_}?x=1`,
+    `${URL_}#f`,
+  ]) {
+    await expect(verifyDpopProof(proof({ claims: { htu } }), expectations())).resolves.toBeDefined();
+  }
+  // The path is not case-insensitive.
+  await expect(
+    verifyDpopProof(
+      proof({
+        claims: { htu: URL_.toUpperCase().replace('HTTPS://API.EXAMPLE.COM', 'https://api.example.com') },
+      }),
+      expectations(),
+    ),
+  ).rejects.toThrow(/htu/);
+});
+
+test('§11.1 replay: the same proof twice is refused the second time', async () => {
+  const checks = expectations();
+  const once = proof();
+  await verifyDpopProof(once, checks);
+  await expect(verifyDpopProof(once, checks)).rejects.toThrow(/used before/);
+});
+
+test('the jti is kept as long as the proof could be accepted', async () => {
+  const kept: number[] = [];
+  await verifyDpopProof(
+    proof(),
+    expectations({ useJti: (_jkt, _jti, expiresAt) => (kept.push(expiresAt), true) }),
+  );
+  expect(kept[0]).toBeGreaterThanOrEqual(NOW + 300_000);
+});
+
+test('item 12: a proof for this access token passes at a protected resource', async () => {
+  await expect(
+    verifyDpopProof(
+      proof({ claims: { ath: accessTokenHash('the-token') } }),
+      expectations({ accessToken: 'the-token' }),
+    ),
+  ).resolves.toBeDefined();
+});
+
+test('§8 nonce: without the server’s nonce, use_dpop_nonce with the nonce to use; with it, it passes', async () => {
+  await expect(verifyDpopProof(proof(), expectations({ nonce: 'n-1' }))).rejects.toMatchObject({
+    code: 'use_dpop_nonce',
+    headers: { 'DPoP-Nonce': 'n-1' },
+  });
+  await expect(
+    verifyDpopProof(proof({ claims: { nonce: 'n-1' } }), expectations({ nonce: 'n-1' })),
+  ).resolves.toBeDefined();
+});
+
+test('item 1: exactly one DPoP header', () => {
+  expect(readDpopHeader(undefined)).toBeUndefined();
+  expect(readDpopHeader('a.b.c')).toBe('a.b.c');
+  expect(() => readDpopHeader('a.b.c, d.e.f')).toThrow(/exactly one DPoP header/);
+  expect(() => readDpopHeader(['a.b.c', 'd.e.f'])).toThrow(/exactly one DPoP header/);
+});
+
+describe('JWK thumbprints (RFC 7638)', () => {
+  test('§3.1’s example key gives §3.1’s thumbprint, whatever other members it has', () => {
+    const jwk = {
+      kty: 'RSA',
+      n: '0vx7agoebGcQSuuPiLJXZptN9nndrQmbXEps2aiAFbWhM78LhWx4cbbfAAtVT86zwu1RK7aPFFxuhDR1L6tSoc_BJECPebWKRXjBZCiFV4n3oknjhMstn64tZ_2W-5JsGY4Hc5n9yBXArwl93lqt7_RN5w6Cf0h4QyQ5v-65YGjQR0_FDW2QvzqY368QQMicAtaSqzs8KJZgnYb9c7d0zgdAZHzu6qMQvRL5hajrn1n91CbOpbISD08qNLyrdkt-bFTWhAI4vMQFh6WeZu0fM4lFd2NcRwr3XPksINHaQ-G_xBniIqbw0Ls1jF44-csFCur-kEgU8awapJzKnqDKgw',
+      e: 'AQAB',
+      alg: 'RS256',
+      kid: '2011-04-29',
+    };
+    expect(jwkThumbprint(jwk)).toBe('NzbLsXh8uDCcd-6MNwXF4W_7noWXFZAfHkxZsRGC9Xs');
+  });
+  test.each([
+    ['an unknown key type', { kty: 'oct', k: 'x' }, /kty EC, RSA or OKP/],
+    ['a missing member', { kty: 'EC', crv: 'P-256', x: 'x' }, /lacks its "y"/],
+  ])('%s is refused', (_name, jwk, message) => {
+    expect(() => jwkThumbprint(jwk)).toThrow(message);
+  });
+  test('an EC key’s thumbprint depends on every required member', () => {
+    const jwk = publicJwk(ec.publicKey);
+    expect(jwkThumbprint({ ...jwk, x: publicJwk(otherEc.publicKey).x })).not.toBe(jwkThumbprint(jwk));
+  });
+});
