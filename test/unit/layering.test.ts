@@ -17,6 +17,8 @@ const FORBIDDEN: Record<string, string[]> = {
   util: [...HTTP, 'cimd', 'options'],
   store: [...HTTP, 'cimd', 'options', 'grants', 'keys'],
   crypto: [...HTTP, 'cimd', 'options', 'grants', 'keys'],
+  // DPoP proofs (RFC 9449) are checked like client assertions: by crypto alone, whatever endpoint they come to.
+  dpop: [...HTTP, 'cimd', 'options', 'grants', 'keys'],
   grants: [...HTTP, 'cimd', 'options'],
   keys: [...HTTP, 'cimd', 'options', 'grants'],
   cimd: HTTP,
