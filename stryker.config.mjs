@@ -27,6 +27,7 @@ export default {
     'lib/crypto/client-assertion.ts',
     'lib/grants/rotation.ts',
     'lib/grants/reuse-options.ts',
+    'lib/dpop/*.ts',
     'lib/cimd/safe-fetch.ts',
     'lib/cimd/special-addresses.ts',
     'lib/middleware/bearer.ts',

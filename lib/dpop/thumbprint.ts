@@ -11,7 +11,10 @@ const REQUIRED: Readonly<Record<string, readonly string[]>> = {
 
 /** The base64url SHA-256 thumbprint of a public JWK; throws a TypeError for a key type or member it lacks. */
 export function jwkThumbprint(jwk: Readonly<Record<string, unknown>>): string {
-  const members = typeof jwk.kty === 'string' ? REQUIRED[jwk.kty] : undefined;
+  // Own members only: a kty of "constructor" or "toString" must not reach Object.prototype.
+  const members =
+    // Stryker disable next-line ConditionalExpression: equivalent, hasOwn finds no member for a kty that is no string
+    typeof jwk.kty === 'string' && Object.hasOwn(REQUIRED, jwk.kty) ? REQUIRED[jwk.kty] : undefined;
   if (!members) throw new TypeError(`A JWK thumbprint needs kty EC, RSA or OKP, got ${String(jwk.kty)}.`);
   const canonical: Record<string, string> = {};
   for (const name of members) {

@@ -248,3 +248,123 @@ describe('JWK thumbprints (RFC 7638)', () => {
     expect(jwkThumbprint({ ...jwk, x: publicJwk(otherEc.publicKey).x })).not.toBe(jwkThumbprint(jwk));
   });
 });
+
+describe('what mutation testing showed no test pinned', () => {
+  const b64 = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
+  const ecJwk = publicJwk(ec.publicKey);
+  const p384 = generateKeyPairSync('ec', { namedCurve: 'P-384' });
+
+  test.each<[string, () => string, RegExp]>([
+    [
+      'item 5: an ES256 proof whose jwk is a P-384 key',
+      () => `${b64({ typ: 'dpop+jwt', alg: 'ES256', jwk: publicJwk(p384.publicKey) })}.${b64({})}.c2ln`,
+      /not a key for ES256/,
+    ],
+    [
+      'item 5: a jwk without kty',
+      () => `${b64({ typ: 'dpop+jwt', alg: 'ES256', jwk: { ...ecJwk, kty: undefined } })}.${b64({})}.c2ln`,
+      /not a key for ES256/,
+    ],
+    [
+      'a jwk that is no key at all',
+      () =>
+        `${b64({ typ: 'dpop+jwt', alg: 'ES256', jwk: { kty: 'EC', crv: 'P-256', x: 'AA', y: 'AA' } })}.${b64({})}.c2ln`,
+      /not a valid public key/,
+    ],
+    [
+      'item 2: a payload that is not a JSON object',
+      () => `${b64({ typ: 'dpop+jwt', alg: 'ES256' })}.${b64('text')}.c2ln`,
+      /not a JWT/,
+    ],
+    [
+      'item 2: a valid proof grown past 8 KiB',
+      () => proof({ claims: { pad: 'x'.repeat(9000) } }),
+      /not a JWT/,
+    ],
+    ['item 2: a valid proof with a line break after it', () => `${proof()}\n`, /not a JWT/],
+    ['item 2: a valid proof with a space before it', () => ` ${proof()}`, /not a JWT/],
+    ['item 3: an empty jti', () => proof({ claims: { jti: '' } }), /needs a jti/],
+    ['item 3: a jti of 257 characters', () => proof({ claims: { jti: 'j'.repeat(257) } }), /needs a jti/],
+    ['item 9: an htu that is not a string', () => proof({ claims: { htu: 7 } }), /htu must be/],
+    [
+      'item 11: made 301 seconds ago',
+      () => proof({ claims: { iat: NOW / 1000 - 301 } }),
+      /iat is not within/,
+    ],
+    [
+      'item 11: made 61 seconds ahead',
+      () => proof({ claims: { iat: NOW / 1000 + 61 } }),
+      /iat is not within/,
+    ],
+    [
+      'item 11: an iat that is a string',
+      // A string payload: jsonwebtoken signs it as given, where it would refuse an object with a string iat.
+      () =>
+        jwt.sign(
+          JSON.stringify({ jti: 'j', htm: 'POST', htu: URL_, iat: String(NOW / 1000) }),
+          ec.privateKey,
+          {
+            algorithm: 'ES256',
+            header: { typ: 'dpop+jwt', alg: 'ES256', jwk: ecJwk } as jwt.JwtHeader,
+          },
+        ),
+      /iat is not within/,
+    ],
+  ])('refused, %s', async (_name, make, message) => {
+    await expect(verifyDpopProof(make(), expectations())).rejects.toMatchObject({
+      code: 'invalid_dpop_proof',
+      description: expect.stringMatching(message),
+    });
+  });
+
+  test.each([['d'], ['p'], ['q'], ['dp'], ['dq'], ['qi'], ['oth'], ['k']])(
+    'item 7: a jwk with the private member %s is refused',
+    async (member) => {
+      await expect(
+        verifyDpopProof(proof({ jwk: { ...ecJwk, [member]: 'x' } }), expectations()),
+      ).rejects.toThrow(/holds a private key/);
+    },
+  );
+
+  test.each([
+    ['a jti of 256 characters', { jti: 'j'.repeat(256) }],
+    ['made 300 seconds ago', { iat: NOW / 1000 - 300 }],
+    ['made 60 seconds ahead', { iat: NOW / 1000 + 60 }],
+    ['a nonce the server did not ask for', { nonce: 'unasked' }],
+  ])('accepted: %s', async (_name, claims) => {
+    await expect(verifyDpopProof(proof({ claims }), expectations())).resolves.toBeDefined();
+  });
+
+  test('the nonce refusal says where the nonce is', async () => {
+    await expect(verifyDpopProof(proof(), expectations({ nonce: 'n' }))).rejects.toMatchObject({
+      description: expect.stringMatching(/DPoP-Nonce header/),
+    });
+  });
+
+  test('an unsupported alg is named, with the ones to use', async () => {
+    const forged = `${b64({ typ: 'dpop+jwt', alg: 'ES512', jwk: ecJwk })}.${b64({})}.c2ln`;
+    await expect(verifyDpopProof(forged, expectations())).rejects.toMatchObject({
+      description: 'The DPoP proof is signed with ES512; use ES256, RS256, PS256.',
+    });
+  });
+
+  test('an alg name is cut short in the refusal', async () => {
+    const forged = `${b64({ typ: 'dpop+jwt', alg: 'A'.repeat(100), jwk: ecJwk })}.${b64({})}.c2ln`;
+    await expect(verifyDpopProof(forged, expectations())).rejects.toMatchObject({
+      description: `The DPoP proof is signed with ${'A'.repeat(20)}; use ES256, RS256, PS256.`,
+    });
+  });
+
+  test('RFC 8037 §A.3: an Ed25519 key’s thumbprint', () => {
+    const jwk = { kty: 'OKP', crv: 'Ed25519', x: '11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo' };
+    expect(jwkThumbprint(jwk)).toBe('kPrK_qmxVWaYVA9wwBF6Iuo3vVzz7TxHCTwXBygrS4k');
+  });
+
+  test.each([
+    ['a kty naming a member of every object', { kty: 'toString' }, /kty EC, RSA or OKP/],
+    ['a kty that is not a string', { kty: 7 }, /kty EC, RSA or OKP/],
+    ['an empty member', { ...ecJwk, y: '' }, /lacks its "y"/],
+  ])('thumbprint: %s is refused', (_name, jwk, message) => {
+    expect(() => jwkThumbprint(jwk)).toThrow(message);
+  });
+});
