@@ -7,6 +7,7 @@ import {
   DEFAULT_PATHS,
   isStoreUnavailable,
   type ClientMetadataDocumentOptions,
+  type IdJagClaims,
   type JwtSigner,
   type OAuthRouter,
   type OAuthStore,
@@ -24,7 +25,7 @@ import { createHealthRoutes } from './http/health';
 import { createMcpEndpoint } from './mcp/endpoint';
 import { BUSINESS_SCOPES } from './scopes';
 import { schedulePurge, type PurgeSchedule } from './purge';
-import { authenticateUser } from './users';
+import { authenticateUser, findUserByEmail } from './users';
 import { createAuditLog, type AuditLog } from './audit';
 import { createLogger, requestLogger } from './log';
 import type { AppMetrics } from './metrics';
@@ -127,6 +128,16 @@ export async function createExampleApp(
     lifetimes: config.accessTokenTtl ? { accessToken: config.accessTokenTtl } : {},
     authenticateUser: (email, password) => authenticateUser(db, email, password),
     clientMetadataDocuments: { ...extras.clientMetadataDocuments, allowLoopback: config.cimdAllowLoopback },
+    // Enterprise-Managed Authorization: an ID-JAG of a trusted IdP names the user by its email claim. The IdPs' keys
+    // are fetched like client documents (the settings just above: loopback, the test CA).
+    ...(config.trustedIdps.length
+      ? {
+          enterpriseIdps: {
+            issuers: config.trustedIdps,
+            findUser: (claims: IdJagClaims) => findUserByEmail(db, claims.email),
+          },
+        }
+      : {}),
     resourceServers: Object.fromEntries(config.resourceServerClients.map((id) => [id, [resource]])),
     onEvent: metrics
       ? (event) => {

@@ -40,6 +40,8 @@ export interface AppConfig {
   metricsHost: string;
   /** KEYS_REFRESH_SECONDS: how often the signing key set is re-read, in milliseconds (default and most 60 s). */
   keysRefreshMs: number;
+  /** TRUSTED_IDPS: the issuers of the enterprise IdPs whose ID-JAGs the jwt-bearer grant accepts; empty: grant off. */
+  trustedIdps: string[];
 }
 
 export class ConfigError extends Error {
@@ -60,6 +62,42 @@ export function parseSecretKey(value: string, where = 'SECRET_KEY'): Buffer {
     );
   }
   return bytes;
+}
+
+/** A loopback host name or address, as the document fetcher sees one (localhost, 127.0.0.0/8, ::1). */
+const isLoopbackHost = (hostname: string) =>
+  hostname === 'localhost' ||
+  hostname.endsWith('.localhost') ||
+  /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(hostname) ||
+  hostname === '[::1]';
+
+/**
+ * TRUSTED_IDPS: comma-separated https issuer URLs, kept exactly as given (an ID-JAG's `iss` must spell its issuer the
+ * same way). A loopback issuer only with CIMD_ALLOW_LOOPBACK=1, as client documents.
+ */
+export function parseTrustedIdps(value: string | undefined, allowLoopback: boolean): string[] {
+  const issuers = (value ?? '')
+    .split(',')
+    .map((issuer) => issuer.trim())
+    .filter(Boolean);
+  for (const issuer of issuers) {
+    const url = URL.canParse(issuer) ? new URL(issuer) : undefined;
+    if (!url || url.protocol !== 'https:')
+      throw new ConfigError(
+        `TRUSTED_IDPS holds "${issuer}", which is not an https URL; list issuers like https://acme.okta.com.`,
+      );
+    if (/[?#]/.test(issuer) || url.username || url.password)
+      throw new ConfigError(
+        `TRUSTED_IDPS holds "${issuer}": an issuer has no query, fragment or credentials; ` +
+          "give it as the provider's ID-JAGs spell their iss.",
+      );
+    if (!allowLoopback && isLoopbackHost(url.hostname))
+      throw new ConfigError(
+        `TRUSTED_IDPS holds "${issuer}", a loopback address: use the provider's public issuer, ` +
+          'or set CIMD_ALLOW_LOOPBACK=1 (tests only).',
+      );
+  }
+  return [...new Set(issuers)];
 }
 
 export function readConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
@@ -124,8 +162,10 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     .split(',')
     .map((id) => id.trim())
     .filter(Boolean);
+  const trustedIdps = parseTrustedIdps(env.TRUSTED_IDPS, cimd === '1');
   return {
     port,
+    trustedIdps,
     keysRefreshMs: keysRefresh * 1000,
     metricsPort,
     metricsHost: env.METRICS_HOST || '127.0.0.1',

@@ -1,6 +1,7 @@
 // Clients the operator registers (`npm run client:create`): the input checked once, each refusal an
 // OperatorClientInputError saying what to fix; a machine client's user found by email; the client registered through
 // the library's registerOperatorClient with that user's id kept in its metadata (ACTS_FOR_USER), which /mcp reads.
+// An enterprise app (the jwt-bearer grant) names no user: each ID-JAG it presents names one.
 import {
   registerOperatorClient,
   type ClientRecord,
@@ -21,7 +22,7 @@ export class OperatorClientInputError extends Error {
 /** What the command line says, as given (strings, unparsed). */
 export interface OperatorClientInput {
   name?: string;
-  /** Comma-separated. */
+  /** Comma-separated: client_credentials, authorization_code, refresh_token, and the jwt-bearer URN. */
   grantTypes?: string;
   /** The email of the user a client_credentials client acts on. */
   user?: string;
@@ -44,10 +45,14 @@ export interface CreatedOperatorClient {
   acts_for?: string;
 }
 
+/** RFC 7523 §2.1: an enterprise app's grant, with an ID-JAG from one of TRUSTED_IDPS. */
+export const JWT_BEARER_GRANT = 'urn:ietf:params:oauth:grant-type:jwt-bearer' satisfies OperatorGrantType;
+
 const GRANT_TYPES: readonly OperatorGrantType[] = [
   'client_credentials',
   'authorization_code',
   'refresh_token',
+  JWT_BEARER_GRANT,
 ];
 const MAX_NAME = 200;
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
@@ -67,22 +72,22 @@ export function readOperatorClientInput(input: OperatorClientInput) {
     refuse(`Grant types are required: --grant-types with one or more of ${GRANT_TYPES.join(', ')}.`);
   const unknown = listed.find((type) => !GRANT_TYPES.includes(type as OperatorGrantType));
   if (unknown !== undefined)
-    refuse(
-      `"${unknown}" is not a grant type a client may have here: use ${GRANT_TYPES.join(', ')} ` +
-        '(urn:ietf:params:oauth:grant-type:jwt-bearer is not supported yet).',
-    );
+    refuse(`"${unknown}" is not a grant type a client may have here: use ${GRANT_TYPES.join(', ')}.`);
   const grantTypes = [...new Set(listed)] as OperatorGrantType[];
   const machine = grantTypes.includes('client_credentials');
   const browser = grantTypes.includes('authorization_code');
   if (grantTypes.includes('refresh_token') && !browser)
-    refuse('refresh_token goes with authorization_code: a client_credentials client gets no refresh token.');
+    refuse(
+      'refresh_token goes with authorization_code: a client_credentials or jwt-bearer client gets no refresh token.',
+    );
 
   const user = input.user?.trim();
   if (machine && !user)
     refuse('--user EMAIL is required with client_credentials: the user whose account the client acts on.');
   if (!machine && user !== undefined)
     refuse(
-      '--user goes with client_credentials only: an authorization_code client acts for whoever signs in.',
+      '--user goes with client_credentials only: an authorization_code client acts for whoever signs in, ' +
+        'an enterprise app (jwt-bearer) for the user each ID-JAG names.',
     );
   if (user !== undefined && (!EMAIL.test(user) || user.length > 254 || /[\u0000-\u001f\u007f]/.test(user)))
     refuse(`"${user}" is not a valid email address (--user).`);

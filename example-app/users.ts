@@ -137,3 +137,24 @@ export async function findUser(db: AppDb, id: string): Promise<AppUser | null> {
     ? { id: String(row.id), email: row.email, name: row.name ?? undefined, companyId: Number(row.company_id) }
     : null;
 }
+
+/**
+ * The user with this email (any case, as sign-in matches it), or null: how an enterprise IdP's ID-JAG names a user of
+ * the app (its `email` claim). A malformed email, or none, matches nobody.
+ */
+export async function findUserByEmail(db: AppDb, email: unknown): Promise<AppUser | null> {
+  if (
+    typeof email !== 'string' ||
+    !EMAIL.test(email) ||
+    email.length > 254 ||
+    /[\u0000-\u001f\u007f]/.test(email)
+  )
+    return null;
+  const row = await db.get<UserRow>(
+    'SELECT id, email, name, company_id FROM users WHERE lower(email) = lower(?)',
+    [email],
+  );
+  return row
+    ? { id: String(row.id), email: row.email, name: row.name ?? undefined, companyId: Number(row.company_id) }
+    : null;
+}
