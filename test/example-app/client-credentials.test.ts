@@ -194,7 +194,7 @@ describe('npm run client:create', () => {
       /"password" is not a grant type a client may have here: use client_credentials, authorization_code, refresh_token/,
     ],
     [
-      'the jwt-bearer grant type (a later change)',
+      'the jwt-bearer grant type with --user (the user comes from each ID-JAG)',
       [
         '--name',
         'Bot',
@@ -204,7 +204,7 @@ describe('npm run client:create', () => {
         APP_USER.email,
       ],
       1,
-      /jwt-bearer is not supported yet/,
+      /--user goes with client_credentials only/,
     ],
     [
       'refresh_token without authorization_code',
