@@ -5,18 +5,17 @@ import type { Request } from 'express';
 import type { ClientKey } from '../crypto/client-assertion';
 import { OAuthError, isOAuthError } from '../errors';
 import { createFetchCache } from './fetch-cache';
-import {
-  FAILURE_CACHE_MS,
-  importKeys,
-  MAX_JWKS_BYTES,
-  REFETCH_AFTER_MS,
-  rememberFailure,
-  withdrawsCopy,
-} from './resolver';
+import { createPublicKey, type JsonWebKey } from 'node:crypto';
+import { FAILURE_CACHE_MS, REFETCH_AFTER_MS, rememberFailure, withdrawsCopy } from './resolver';
 import { FetchRefusedError, type SafeFetcher } from './safe-fetch';
 
 const MAX_METADATA_BYTES = 64 * 1024;
 const MAX_ISSUERS = 100;
+// An IdP's key set serves every relying party it has, and may carry certificate chains: larger than a client's.
+const MAX_ISSUER_JWKS_BYTES = 256 * 1024;
+const MAX_ISSUER_KEYS = 100;
+/** Members of a private JWK (RFC 7518 §6.2.2, §6.3.2; RFC 8037 §2): a published key set holds none. */
+const PRIVATE_MEMBERS = ['d', 'p', 'q', 'dp', 'dq', 'qi', 'oth', 'k'];
 
 export interface IssuerKeysOptions {
   fetcher: SafeFetcher;
@@ -82,14 +81,14 @@ export function createIssuerKeys({
       return { value: readJwksUri(issuer, fetched.body), cacheControl: fetched.cacheControl };
     },
   });
-  const keySets = createFetchCache<ReturnType<typeof importKeys>>({
+  const keySets = createFetchCache<ClientKey[]>({
     ...bounds,
     async load(url) {
       const { body, cacheControl } = await fetcher.getJson(url, {
-        maxBytes: MAX_JWKS_BYTES,
+        maxBytes: MAX_ISSUER_JWKS_BYTES,
         contentTypes: ['application/json', 'application/jwk-set+json'],
       });
-      return { value: importKeys(body), cacheControl };
+      return { value: importIssuerKeys(body), cacheControl };
     },
   });
   const reported = new WeakSet<object>();
@@ -143,4 +142,37 @@ function keysError(issuer: string, error: unknown): unknown {
       { cause: error },
     );
   return error;
+}
+
+/**
+ * The keys of an IdP's JWK Set this server can verify with: RSA and EC signing keys. Unlike a client's key set, which
+ * it wrote for us, an IdP's serves every relying party: keys of other types (Ed25519), for encryption, or unreadable
+ * are passed over rather than failing the set; only a set with none usable, or one holding a private key, is refused.
+ */
+export function importIssuerKeys(body: unknown): ClientKey[] {
+  const keys = (body as { keys?: unknown } | null)?.keys;
+  if (!body || typeof body !== 'object' || !Array.isArray(keys) || keys.length > MAX_ISSUER_KEYS)
+    throw new OAuthError('invalid_grant', `its jwks_uri is not a JWK Set of at most ${MAX_ISSUER_KEYS} keys`);
+  const usable: ClientKey[] = [];
+  for (const entry of keys) {
+    if (!entry || typeof entry !== 'object' || Array.isArray(entry)) continue;
+    const jwk = entry as Record<string, unknown>;
+    if (PRIVATE_MEMBERS.some((member) => member in jwk))
+      throw new OAuthError('invalid_grant', 'its jwks_uri publishes a private key');
+    if ((jwk.kty !== 'RSA' && jwk.kty !== 'EC') || jwk.use === 'enc') continue;
+    try {
+      usable.push({
+        kid: typeof jwk.kid === 'string' ? jwk.kid : undefined,
+        kty: jwk.kty,
+        crv: typeof jwk.crv === 'string' ? jwk.crv : undefined,
+        alg: typeof jwk.alg === 'string' ? jwk.alg : undefined,
+        use: typeof jwk.use === 'string' ? jwk.use : undefined,
+        key: createPublicKey({ key: jwk as JsonWebKey, format: 'jwk' }),
+      });
+    } catch {
+      // An unreadable key verifies nothing; the others still may.
+    }
+  }
+  if (usable.length === 0) throw new OAuthError('invalid_grant', 'its jwks_uri has no RSA or EC signing key');
+  return usable;
 }

@@ -51,7 +51,7 @@ export interface ClientDocumentResolver {
 }
 
 const MAX_DOCUMENTS = 1000;
-export const MAX_JWKS_BYTES = 16 * 1024;
+const MAX_JWKS_BYTES = 16 * 1024;
 /** An unknown kid refetches the JWKS once, but not more often than this per URL (no fetch amplification). */
 export const REFETCH_AFTER_MS = 10_000;
 /**
@@ -232,7 +232,7 @@ function documentError(what: typeof DOCUMENT, url: string, error: unknown): unkn
 }
 
 /** The keys of a JWK Set (validated), ready to verify with. */
-export function importKeys(body: unknown): ClientKey[] {
+function importKeys(body: unknown): ClientKey[] {
   return validateJwks(body).keys.map((jwk) => ({
     kid: typeof jwk.kid === 'string' ? jwk.kid : undefined,
     kty: String(jwk.kty),

@@ -8,6 +8,7 @@ import { isOAuthError } from '../errors';
 import { hashSecret, randomSecret } from '../crypto/secrets';
 import type { ClientRecord, OAuthStore, TokenEndpointAuthMethod } from '../store/types';
 import { readKeys, readRedirectUris, readScope } from '../util/client-metadata';
+import { OFFLINE_ACCESS } from '../util/scopes';
 import { JWT_BEARER_GRANT } from './id-jag-options';
 
 /** The grant types an operator client may have. */
@@ -78,6 +79,15 @@ export async function registerOperatorClient(
     fail(
       'refresh_token goes with authorization_code: a client credentials or jwt-bearer client gets no refresh token.',
     );
+  // An empty list would read as "no scope asked", which a registration turns into the whole catalogue: an operator who
+  // computed an empty list meant none, so it is an error, as is offline_access (no permission at all).
+  if (
+    options.scope !== undefined &&
+    (!Array.isArray(options.scope) ||
+      options.scope.length === 0 ||
+      options.scope.some((scope) => typeof scope !== 'string' || !scope.trim() || scope === OFFLINE_ACCESS))
+  )
+    fail('scope must list one or more scopes of the catalogue (leave it out for the whole catalogue).');
   const keyed = options.jwksUri !== undefined || options.jwks !== undefined;
   const method = keyed ? 'private_key_jwt' : 'client_secret_basic';
   const fields: Record<string, unknown> = {
