@@ -44,10 +44,11 @@ export function tokenHandler(ctx: TokenDeps): RequestHandler {
       await answerTokenRequest(ctx, req, res);
     } catch (error) {
       if (isOAuthError(error)) {
-        const grantType = readParam(req.body, 'grant_type');
+        // Read without throwing: a repeated grant_type must not replace the refusal being reported.
+        const grantType = (req.body as Record<string, unknown> | undefined)?.grant_type;
         ctx.emit(req, 'token.refused', {
           reason: error.code,
-          ...(isSupportedGrant(grantType) ? { grantType } : {}),
+          ...(typeof grantType === 'string' && isSupportedGrant(grantType) ? { grantType } : {}),
         });
       }
       throw error;

@@ -169,6 +169,19 @@ test('a refused token request: token.refused with the error code and the grant t
   expect(events.at(-1)!.grantType).toBeUndefined();
 });
 
+test('a repeated grant_type is refused and still reported as token.refused (the report reads it without throwing)', async () => {
+  open();
+  const { client } = await obtainTokens(server);
+  const res = await request(server.app)
+    .post('/v1/oauth/token')
+    .type('form')
+    .auth(client.client_id, client.client_secret!)
+    .send('grant_type=refresh_token&grant_type=refresh_token');
+  expect(res.body.error).toBe('invalid_request');
+  expect(events.at(-1)).toMatchObject({ type: 'token.refused', reason: 'invalid_request' });
+  expect(events.at(-1)!.grantType).toBeUndefined();
+});
+
 test('revocation by the user or an administrator through oauth.revokeGrant, once', async () => {
   open();
   const { tokens } = await obtainTokens(server);
