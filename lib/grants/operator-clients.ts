@@ -17,7 +17,8 @@ export type OperatorGrantType =
   | 'authorization_code'
   | 'refresh_token'
   /** RFC 7523 §2.1 with an enterprise IdP's ID-JAG (the router's enterpriseIdps): tokens for the IdP's users. */
-  | typeof JWT_BEARER_GRANT;
+  // JWT_BEARER_GRANT, spelt out so that the public type names no internal constant.
+  | 'urn:ietf:params:oauth:grant-type:jwt-bearer';
 
 /** What the operator says of a client it registers. */
 export interface OperatorClientOptions {
