@@ -2,29 +2,21 @@
 // registered gets an access token for itself, with no user and no refresh token (§4.4.3).
 import type { Request } from 'express';
 import type { OAuthContext } from '../context';
-import { timeOrderedId } from '../crypto/time-ordered-id';
 import { OAuthError } from '../errors';
-import type { ClientRecord, GrantRecord } from '../store/types';
+import type { ClientRecord } from '../store/types';
+import { issueGrantlessToken, type GrantlessTokenResponse } from './grantless-token';
 import { readParam, readResource } from '../util/params';
 import { parseScope } from '../util/scopes';
 
 /** What the grant uses: the store (each token gets a grant, so that it can be revoked), the signer and events. */
 type ClientCredentialsDeps = Pick<OAuthContext, 'store' | 'config' | 'signer' | 'emit'>;
 
-/** The token response of §4.4.3: no refresh token. */
-export interface ClientCredentialsResponse {
-  access_token: string;
-  token_type: 'Bearer';
-  expires_in: number;
-  scope: string;
-}
-
 export async function issueClientCredentialsToken(
   ctx: ClientCredentialsDeps,
   req: Request,
   client: ClientRecord,
-): Promise<ClientCredentialsResponse> {
-  const { store, config, signer } = ctx;
+): Promise<GrantlessTokenResponse> {
+  const { config } = ctx;
   // §4.4: only a confidential client; authenticateClient proved who it is, never by client_id alone.
   if (client.tokenEndpointAuthMethod === 'none') {
     throw new OAuthError('unauthorized_client', 'A public client cannot use the client_credentials grant.');
@@ -37,38 +29,12 @@ export async function issueClientCredentialsToken(
   // RFC 8707: the resource asked for, or the default one (null in the grant, as a user's grant keeps it).
   const resource =
     readParam(req.body, 'resource') === undefined ? null : readResource(req.body, config.resources);
-  const now = config.now();
-  const expiresIn = config.lifetimes.accessToken;
-  // A grant per token, living as long as the token: the bearer check's revocation (revokeGrant, introspection)
-  // works for machine tokens as for a user's.
-  const grant: GrantRecord = {
-    grantId: timeOrderedId(now),
-    clientId: client.clientId,
-    // RFC 9068 §2.2: with no resource owner, sub names the client.
-    userId: client.clientId,
+  // RFC 9068 §2.2: with no resource owner, sub names the client.
+  return issueGrantlessToken(ctx, req, {
+    client,
+    subject: client.clientId,
     scopes,
     resource,
-    createdAt: now,
-    expiresAt: now + expiresIn * 1000,
-    lastUsedAt: null,
-    revokedAt: null,
-  };
-  await store.createGrant(grant);
-  const scope = scopes.join(' ');
-  const { token } = signer.signAccessToken({
-    issuer: config.issuer,
-    subject: client.clientId,
-    audience: resource ?? config.resources[0]!,
-    clientId: client.clientId,
-    scope,
-    grantId: grant.grantId,
-    expiresIn,
-  });
-  ctx.emit(req, 'token.issued', {
-    clientId: client.clientId,
-    grantId: grant.grantId,
-    scopes,
     grantType: 'client_credentials',
   });
-  return { access_token: token, token_type: 'Bearer', expires_in: expiresIn, scope };
 }

@@ -4,23 +4,15 @@
 import type { Request } from 'express';
 import type { OAuthContext } from '../context';
 import { idJagReplayKey, verifyIdJag } from '../crypto/id-jag';
-import { timeOrderedId } from '../crypto/time-ordered-id';
 import { OAuthError } from '../errors';
 import { JWT_BEARER_GRANT, type IdJagClaims } from '../grants/id-jag-options';
-import type { ClientRecord, GrantRecord } from '../store/types';
+import type { ClientRecord } from '../store/types';
+import { issueGrantlessToken, type GrantlessTokenResponse } from './grantless-token';
 import { readParam, readResource, requireParam } from '../util/params';
 import { OFFLINE_ACCESS, parseScope } from '../util/scopes';
 
 /** What the grant uses: the IdPs' keys, the store (a grant per token, and the jti record), the signer and events. */
 type JwtBearerDeps = Pick<OAuthContext, 'store' | 'config' | 'signer' | 'emit' | 'issuerKeys'>;
-
-/** Draft §4.4.2; no refresh token (§4.4.3): the client presents a new ID-JAG instead. */
-export interface JwtBearerResponse {
-  access_token: string;
-  token_type: 'Bearer';
-  expires_in: number;
-  scope: string;
-}
 
 const invalidGrant = (description: string) => new OAuthError('invalid_grant', description);
 
@@ -28,8 +20,8 @@ export async function issueIdJagToken(
   ctx: JwtBearerDeps,
   req: Request,
   client: ClientRecord,
-): Promise<JwtBearerResponse> {
-  const { store, config, signer } = ctx;
+): Promise<GrantlessTokenResponse> {
+  const { store, config } = ctx;
   // The token endpoint offers the grant only with IdPs configured and a store that keeps assertion ids.
   const idps = config.enterpriseIdps!;
   // Draft §8.1: confidential clients only; authenticateClient proved who this one is, never by client_id alone.
@@ -59,40 +51,14 @@ export async function issueIdJagToken(
   if (!(await store.useAssertionId!(idJagReplayKey(claims.iss), claims.jti, replayUntil)))
     throw invalidGrant('The ID-JAG was already used; ask the identity provider for a new one.');
 
-  const now = config.now();
-  const expiresIn = config.lifetimes.accessToken;
-  // A grant per token, living as long as it: revocation and the bearer check work as for a user's own consent.
-  const grant: GrantRecord = {
-    grantId: timeOrderedId(now),
-    clientId: client.clientId,
-    userId: user.id,
+  // The extension §5.1: the token is audience-restricted to the MCP server the ID-JAG's resource names.
+  return issueGrantlessToken(ctx, req, {
+    client,
+    subject: user.id,
     scopes,
     resource,
-    createdAt: now,
-    expiresAt: now + expiresIn * 1000,
-    lastUsedAt: null,
-    revokedAt: null,
-  };
-  await store.createGrant(grant);
-  const scope = scopes.join(' ');
-  const { token } = signer.signAccessToken({
-    issuer: config.issuer,
-    subject: user.id,
-    // The extension §5.1: the token is audience-restricted to the MCP server the ID-JAG's resource names.
-    audience: resource ?? config.resources[0]!,
-    clientId: client.clientId,
-    scope,
-    grantId: grant.grantId,
-    expiresIn,
-  });
-  ctx.emit(req, 'token.issued', {
-    clientId: client.clientId,
-    userId: user.id,
-    grantId: grant.grantId,
-    scopes,
     grantType: JWT_BEARER_GRANT,
   });
-  return { access_token: token, token_type: 'Bearer', expires_in: expiresIn, scope };
 }
 
 /**
