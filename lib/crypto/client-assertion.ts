@@ -84,6 +84,26 @@ export function keysFor(alg: string, kid: string | undefined, keys: ClientKey[])
   );
 }
 
+/**
+ * Verifies a JWT with the first of `candidates` that accepts it (several keys may fit its alg and kid, or it names no
+ * kid); throws the last key's refusal when none does. Shared by client assertions and ID-JAGs.
+ */
+export function verifyWithAnyKey(
+  token: string,
+  candidates: ClientKey[],
+  options: jwt.VerifyOptions,
+): jwt.JwtPayload {
+  let failure: unknown;
+  for (const candidate of candidates) {
+    try {
+      return jwt.verify(token, candidate.key, options) as jwt.JwtPayload;
+    } catch (error) {
+      failure = error;
+    }
+  }
+  throw failure;
+}
+
 /** Verifies a client assertion for `client`, or throws invalid_client saying what is wrong with it. */
 export async function verifyClientAssertion(
   assertion: string,
@@ -111,23 +131,18 @@ export async function verifyClientAssertion(
   }
 
   const nowSeconds = Math.floor(checks.now() / 1000);
-  let payload: jwt.JwtPayload | undefined;
-  let failure: unknown;
-  for (const candidate of candidates) {
-    try {
-      payload = jwt.verify(assertion, candidate.key, {
-        algorithms: [alg as jwt.Algorithm],
-        issuer: client.clientId,
-        subject: client.clientId,
-        clockTimestamp: nowSeconds,
-        clockTolerance: CLOCK_TOLERANCE_SECONDS,
-      }) as jwt.JwtPayload;
-      break;
-    } catch (error) {
-      failure = error;
-    }
+  let payload: jwt.JwtPayload;
+  try {
+    payload = verifyWithAnyKey(assertion, candidates, {
+      algorithms: [alg as jwt.Algorithm],
+      issuer: client.clientId,
+      subject: client.clientId,
+      clockTimestamp: nowSeconds,
+      clockTolerance: CLOCK_TOLERANCE_SECONDS,
+    });
+  } catch (failure) {
+    throw refuse(`The client assertion was refused: ${describe(failure)}.`, failure);
   }
-  if (!payload) throw refuse(`The client assertion was refused: ${describe(failure)}.`, failure);
 
   // draft-ietf-oauth-rfc7523bis-11 §4: one audience, ours. An array is refused unless it holds a single value: with
   // several, a JWT is accepted by any server that finds itself among them (RFC 7519 §4.1.3), the very ambiguity the

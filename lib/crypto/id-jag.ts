@@ -4,7 +4,7 @@
 // §3.1). Single use (the jti) is the caller's last step, once nothing else can refuse the request.
 import jwt from 'jsonwebtoken';
 import { OAuthError } from '../errors';
-import { ASSERTION_ALGORITHMS, keysFor, type ClientKey } from './client-assertion';
+import { ASSERTION_ALGORITHMS, keysFor, verifyWithAnyKey, type ClientKey } from './client-assertion';
 
 /** The extension §7.4.2: "accounting for minimal clock skew". */
 export const ID_JAG_CLOCK_TOLERANCE_SECONDS = 30;
@@ -82,22 +82,17 @@ export async function verifyIdJag(assertion: string, checks: IdJagChecks): Promi
         : `the identity provider has no ${alg} key with kid "${String(kid).slice(0, 100)}"`,
     );
   const nowSeconds = Math.floor(checks.now() / 1000);
-  let payload: jwt.JwtPayload | undefined;
-  let failure: unknown;
-  for (const candidate of candidates) {
-    try {
-      // RFC 7523 §3 items 4, 5 and 9: the signature, exp and nbf (with the tolerance).
-      payload = jwt.verify(assertion, candidate.key, {
-        algorithms: [alg as jwt.Algorithm],
-        clockTimestamp: nowSeconds,
-        clockTolerance: ID_JAG_CLOCK_TOLERANCE_SECONDS,
-      }) as jwt.JwtPayload;
-      break;
-    } catch (error) {
-      failure = error;
-    }
+  let payload: jwt.JwtPayload;
+  try {
+    // RFC 7523 §3 items 4, 5 and 9: the signature, exp and nbf (with the tolerance).
+    payload = verifyWithAnyKey(assertion, candidates, {
+      algorithms: [alg as jwt.Algorithm],
+      clockTimestamp: nowSeconds,
+      clockTolerance: ID_JAG_CLOCK_TOLERANCE_SECONDS,
+    });
+  } catch (failure) {
+    throw refuse(describe(failure), failure);
   }
-  if (!payload) throw refuse(describe(failure), failure);
 
   // Draft §4.4.1: aud is our issuer identifier, a string or an array of exactly that one value (audience injection).
   const audience = Array.isArray(payload.aud) && payload.aud.length === 1 ? payload.aud[0] : payload.aud;
