@@ -24,6 +24,7 @@ import {
   type EnterpriseIdpConfig,
   type EnterpriseIdpOptions,
 } from './grants/id-jag-options';
+import { parseDpopOptions, type DpopConfig, type DpopOptions } from './dpop/options';
 
 export interface BearerCacheOptions {
   /** How many verified tokens to remember (the oldest go first). 0 turns the token cache off. Default 10,000. */
@@ -131,6 +132,13 @@ export interface OAuthRouterOptions {
    * accepts from operator clients that have it, and how their user is found. Default: none (the grant is off).
    */
   enterpriseIdps?: EnterpriseIdpOptions;
+  /**
+   * DPoP (RFC 9449): a client that sends a proof gets tokens bound to its key (`token_type: DPoP`), usable only
+   * with a fresh proof from that key; clients that send none get bearer tokens as before. On by default (with a
+   * store that keeps assertion ids); `{ requireNonce: true }` also asks token requests for a server nonce; false
+   * turns it off.
+   */
+  dpop?: DpopOptions | boolean;
 }
 
 /** The absolute URL of each endpoint, as the metadata publishes them. */
@@ -180,6 +188,8 @@ export interface OAuthConfig {
   resourceServers: ReadonlyMap<string, ReadonlySet<string>>;
   /** The trusted ID-JAG issuers; undefined when none are configured or the store keeps no assertion ids. */
   enterpriseIdps: EnterpriseIdpConfig | undefined;
+  /** DPoP's settings; undefined when it is off (by the option, or a store that keeps no assertion ids). */
+  dpop: DpopConfig | undefined;
 }
 
 export type { RateLimitOptions, Store as RateLimitStore };
@@ -280,6 +290,7 @@ export function parseOptions(options: OAuthRouterOptions): OAuthConfig {
     );
   }
 
+  const now = options.now ?? Date.now;
   const secret = options.secret === undefined ? randomBytes(32) : Buffer.from(options.secret);
   if (secret.length < 32)
     fail('secret must be at least 32 bytes; generate one with `openssl rand -base64 32`.');
@@ -339,7 +350,7 @@ export function parseOptions(options: OAuthRouterOptions): OAuthConfig {
     serviceName: options.serviceName ?? 'this service',
     serviceDocumentation: options.serviceDocumentation,
     secureCookies: issuerUrl.protocol === 'https:',
-    now: options.now ?? Date.now,
+    now,
     onError: options.onError ?? ((error) => console.error('express-mcp-oauth: unexpected error', error)),
     onEvent: parseOnEvent(options.onEvent),
     cache,
@@ -348,6 +359,7 @@ export function parseOptions(options: OAuthRouterOptions): OAuthConfig {
     isTrustedClient: parseTrustedClients(options.trustedClients),
     resourceServers: parseResourceServers(options.resourceServers, resources),
     enterpriseIdps: parseEnterpriseIdps(options.enterpriseIdps, fail),
+    dpop: parseDpopOptions(options.dpop, secret, now, fail),
   };
 }
 

@@ -180,7 +180,9 @@ export function decisionHandler(ctx: PageDeps & Pick<OAuthContext, 'emit' | 'sto
     // otherwise), so the grant always names a stored client.
     if (isClientIdUrl(clientId)) await store.createGrantWithClient!(grant, request.client);
     else await store.createGrant(grant);
-    const code = randomSecret();
+    // RFC 9449 §10: a code for a dpop_jkt carries it in front ("<jkt>.<secret>"); the token endpoint redeems it only
+    // with a proof of that key. The thumbprint is public, and it is hashed with the rest, so it cannot be altered.
+    const code = request.dpopJkt === undefined ? randomSecret() : `${request.dpopJkt}.${randomSecret()}`;
     await store.saveAuthorizationCode({
       codeHash: hashSecret(code),
       grantId,

@@ -19,6 +19,8 @@ export interface AuthorizationRequest {
   scopes: string[];
   resource: string;
   codeChallenge: string;
+  /** RFC 9449 §10: the thumbprint of the DPoP key the code is to be bound to, when the client sent one. */
+  dpopJkt: string | undefined;
   /** The request parameters to carry between the pages and validate again on every step. */
   params: Record<string, string>;
 }
@@ -32,7 +34,11 @@ const CARRIED = [
   'code_challenge',
   'code_challenge_method',
   'resource',
+  'dpop_jkt',
 ];
+
+/** A JWK SHA-256 Thumbprint (RFC 7638 §3), base64url without padding: what dpop_jkt must be. */
+const THUMBPRINT = /^[A-Za-z0-9_-]{43}$/;
 
 export async function validateAuthorizationRequest(
   { findClient, config }: Pick<OAuthContext, 'findClient' | 'config'>,
@@ -88,12 +94,19 @@ export async function validateAuthorizationRequest(
   if (scopes.length === 0) throw new OAuthError('invalid_scope', 'No scope was requested.');
 
   const resource = readResource(source, config.resources);
+  // Read only while DPoP is on: a server without it ignores the parameter, as it would any unknown one.
+  const dpopJkt = config.dpop ? readParam(source, 'dpop_jkt') : undefined;
+  if (dpopJkt !== undefined && !THUMBPRINT.test(dpopJkt))
+    throw new OAuthError(
+      'invalid_request',
+      'dpop_jkt must be the SHA-256 JWK thumbprint of your DPoP key (RFC 7638), 43 base64url characters.',
+    );
   const params: Record<string, string> = {};
   for (const name of CARRIED) {
     const value = readParam(source, name);
     if (value !== undefined) params[name] = value;
   }
-  return { client, redirectUri: requestedUri, state, scopes, resource, codeChallenge, params };
+  return { client, redirectUri: requestedUri, state, scopes, resource, codeChallenge, dpopJkt, params };
 }
 
 /**

@@ -7,6 +7,7 @@ import {
   readDisplayFields,
   readFlows,
   readKeys,
+  readDpopBinding,
   readRedirectUris,
   readScope,
   text,
@@ -84,7 +85,11 @@ export function validateClientDocument(
     ...readFlows(fields, { lenient: true }),
     tokenEndpointAuthMethod,
     scope: readScope(fields, scopeCatalogue, { lenient: true }),
-    metadata: { ...readDisplayFields(fields), ...readKeys(fields, tokenEndpointAuthMethod) },
+    metadata: {
+      ...readDisplayFields(fields),
+      ...readKeys(fields, tokenEndpointAuthMethod),
+      ...readDpopBinding(fields),
+    },
     issuedAt: fetchedAt,
   };
 }

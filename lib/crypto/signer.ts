@@ -36,6 +36,8 @@ export interface AccessTokenClaims {
   jti: string;
   /** The grant this token belongs to: the bearer check refuses it once the grant is revoked. */
   grant_id: string;
+  /** For a DPoP-bound token, the thumbprint of the client's key (RFC 9449 §6.1): only its holder may use it. */
+  cnf?: { jkt: string };
 }
 
 /** What the caller decides about a new access token; the signer adds iat, exp and jti. */
@@ -48,6 +50,8 @@ export interface AccessTokenInput {
   grantId: string;
   /** Lifetime in seconds. */
   expiresIn: number;
+  /** Binds the token to a DPoP key: the RFC 7638 thumbprint of the key that signed the token request's proof. */
+  jkt?: string;
 }
 
 /** Signs and verifies access tokens, and publishes its public keys. */
@@ -114,6 +118,7 @@ export function createJwtSigner(options: JwtSignerOptions = {}): JwtSigner {
         exp: iat + input.expiresIn,
         jti: randomUUID(),
         grant_id: input.grantId,
+        ...(input.jkt === undefined ? {} : { cnf: { jkt: input.jkt } }),
       };
       return { token: jwt.sign(claims, signingKey.privateKey!, signOptions), claims };
     },
@@ -163,6 +168,9 @@ function checkClaims(payload: Partial<AccessTokenClaims>): AccessTokenClaims {
     if (typeof payload[name] !== 'string') throw invalidToken(`The access token lacks the ${name} claim.`);
   }
   if (typeof payload.exp !== 'number') throw invalidToken('The access token lacks the exp claim.');
+  // A confirmation this server cannot read must not be taken for none: the token would pass as a bearer token.
+  if (payload.cnf !== undefined && typeof payload.cnf?.jkt !== 'string')
+    throw invalidToken('The access token has a cnf claim without a jkt.');
   return payload as AccessTokenClaims;
 }
 

@@ -4,6 +4,7 @@ import { createHash, createPublicKey, type JsonWebKey, type KeyObject } from 'no
 import jwt from 'jsonwebtoken';
 import { OAuthError } from '../errors';
 import type { MaybePromise } from '../store/types';
+import type { DpopNonces } from './nonce';
 import { jwkThumbprint } from './thumbprint';
 
 /** The proof algorithms accepted (asymmetric only, §4.3 item 5), advertised as dpop_signing_alg_values_supported. */
@@ -28,8 +29,8 @@ export interface DpopExpectations {
   now: number;
   /** At a protected resource: the access token, whose hash the proof's ath must be (item 12). */
   accessToken?: string;
-  /** The nonce this server gave the client, when it asks for one (§8, item 10). */
-  nonce?: string;
+  /** The nonces this server gives clients, when it asks for one (§8, item 10). */
+  nonces?: DpopNonces;
   /**
    * Records a proof's jti for its key until `expiresAt`; false if it was recorded before (§11.1). Through the store,
    * so that no instance accepts a proof another one has seen.
@@ -132,9 +133,9 @@ export async function verifyDpopProof(proof: string, expected: DpopExpectations)
   )
     throw invalid('The DPoP proof’s iat is not within a few minutes of this server’s clock.');
   // Item 10: the server's nonce, when it asked for one (§8).
-  if (expected.nonce !== undefined && payload.nonce !== expected.nonce) {
+  if (expected.nonces !== undefined && !expected.nonces.accepts(payload.nonce)) {
     throw new OAuthError('use_dpop_nonce', 'Send the DPoP proof with the nonce in the DPoP-Nonce header.', {
-      headers: { 'DPoP-Nonce': expected.nonce },
+      headers: { 'DPoP-Nonce': expected.nonces.current() },
     });
   }
   // Item 12: at a protected resource, the proof is for this very access token.

@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { isOAuthError } from '../errors';
 import { hashSecret, randomSecret } from '../crypto/secrets';
 import type { ClientRecord, OAuthStore, TokenEndpointAuthMethod } from '../store/types';
-import { readKeys, readRedirectUris, readScope } from '../util/client-metadata';
+import { readDpopBinding, readKeys, readRedirectUris, readScope } from '../util/client-metadata';
 import { OFFLINE_ACCESS } from '../util/scopes';
 import { JWT_BEARER_GRANT } from './id-jag-options';
 
@@ -36,6 +36,8 @@ export interface OperatorClientOptions {
    */
   jwksUri?: string;
   jwks?: { keys: unknown[] };
+  /** RFC 9449 §5.2: the client always uses DPoP, and its token requests without a proof are refused. */
+  dpopBoundAccessTokens?: boolean;
   /** Anything the host app wants to keep with the client (whose data a machine client acts on, say). */
   metadata?: Record<string, unknown>;
 }
@@ -96,6 +98,9 @@ export async function registerOperatorClient(
     ...(options.jwksUri !== undefined ? { jwks_uri: options.jwksUri } : {}),
     ...(options.jwks !== undefined ? { jwks: options.jwks } : {}),
     ...(grantTypes.includes('authorization_code') ? { redirect_uris: options.redirectUris } : {}),
+    ...(options.dpopBoundAccessTokens === undefined
+      ? {}
+      : { dpop_bound_access_tokens: options.dpopBoundAccessTokens }),
   };
   let record: ClientRecord;
   const secret = keyed ? undefined : randomSecret();
@@ -109,7 +114,7 @@ export async function registerOperatorClient(
       responseTypes: grantTypes.includes('authorization_code') ? ['code'] : [],
       tokenEndpointAuthMethod: method,
       scope: readScope(fields, scopeCatalogue, { lenient: false }),
-      metadata: { ...(options.metadata ?? {}), ...readKeys(fields, method) },
+      metadata: { ...(options.metadata ?? {}), ...readKeys(fields, method), ...readDpopBinding(fields) },
       issuedAt: now,
     };
   } catch (error) {

@@ -15,6 +15,7 @@ export async function issueClientCredentialsToken(
   ctx: ClientCredentialsDeps,
   req: Request,
   client: ClientRecord,
+  jkt: string | undefined,
 ): Promise<GrantlessTokenResponse> {
   const { config } = ctx;
   // §4.4: only a confidential client; authenticateClient proved who it is, never by client_id alone.
@@ -36,5 +37,6 @@ export async function issueClientCredentialsToken(
     scopes,
     resource,
     grantType: 'client_credentials',
+    jkt,
   });
 }

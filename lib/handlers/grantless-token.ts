@@ -10,7 +10,7 @@ import type { ClientRecord, GrantRecord } from '../store/types';
 /** RFC 6749 §4.4.3 and draft-ietf-oauth-identity-assertion-authz-grant §4.4.3: no refresh token. */
 export interface GrantlessTokenResponse {
   access_token: string;
-  token_type: 'Bearer';
+  token_type: 'Bearer' | 'DPoP';
   expires_in: number;
   scope: string;
 }
@@ -23,12 +23,14 @@ export interface GrantlessToken {
   /** The resource (RFC 8707), or null for the default one, as a user's grant keeps it. */
   resource: string | null;
   grantType: NonNullable<EventFields['grantType']>;
+  /** The DPoP key the token is bound to (RFC 9449 §5), or undefined for a bearer token. */
+  jkt: string | undefined;
 }
 
 export async function issueGrantlessToken(
   ctx: Pick<OAuthContext, 'store' | 'config' | 'signer' | 'emit'>,
   req: Request,
-  { client, subject, scopes, resource, grantType }: GrantlessToken,
+  { client, subject, scopes, resource, grantType, jkt }: GrantlessToken,
 ): Promise<GrantlessTokenResponse> {
   const { store, config, signer } = ctx;
   const now = config.now();
@@ -54,6 +56,7 @@ export async function issueGrantlessToken(
     scope,
     grantId: grant.grantId,
     expiresIn,
+    jkt,
   });
   ctx.emit(req, 'token.issued', {
     clientId: client.clientId,
@@ -63,5 +66,10 @@ export async function issueGrantlessToken(
     scopes,
     grantType,
   });
-  return { access_token: token, token_type: 'Bearer', expires_in: expiresIn, scope };
+  return {
+    access_token: token,
+    token_type: jkt === undefined ? 'Bearer' : 'DPoP',
+    expires_in: expiresIn,
+    scope,
+  };
 }

@@ -4,7 +4,7 @@ import type { RequestHandler } from 'express';
 import { handle, type OAuthContext } from '../context';
 import { OAuthError } from '../errors';
 import { classifyPresentation } from '../grants/rotation';
-import { successorOf } from '../crypto/refresh-token';
+import { boundKeyOf, successorOf } from '../crypto/refresh-token';
 import type { ClientRecord } from '../store/types';
 import { authenticateClient, type ClientAuthenticationDeps } from './client-authentication';
 import { findToken, type FoundToken, type TokenLookupDeps } from './token-lookup';
@@ -67,7 +67,8 @@ async function describe(
       exp: claims.exp,
       iat: claims.iat,
       jti: claims.jti,
-      token_type: 'Bearer',
+      // RFC 9449 §6.2: a resource server that introspects learns the key a bound token needs a proof of.
+      ...(claims.cnf ? { token_type: 'DPoP', cnf: { jkt: claims.cnf.jkt } } : { token_type: 'Bearer' }),
     };
   }
   // A refresh token is only ever presented by its own client, so only that client may ask about it. It is active
@@ -84,6 +85,7 @@ async function describe(
     now,
   );
   if (presentation.kind === 'reuse') return INACTIVE;
+  const jkt = boundKeyOf(presented);
   return {
     active: true,
     scope: grant.scopes.join(' '),
@@ -93,5 +95,6 @@ async function describe(
     iss: config.issuer,
     exp: Math.floor(refresh.expiresAt / 1000),
     iat: Math.floor(refresh.issuedAt / 1000),
+    ...(jkt === undefined ? {} : { cnf: { jkt } }),
   };
 }

@@ -20,6 +20,7 @@ export async function issueIdJagToken(
   ctx: JwtBearerDeps,
   req: Request,
   client: ClientRecord,
+  jkt: string | undefined,
 ): Promise<GrantlessTokenResponse> {
   const { store, config } = ctx;
   // The token endpoint offers the grant only with IdPs configured and a store that keeps assertion ids.
@@ -58,6 +59,7 @@ export async function issueIdJagToken(
     scopes,
     resource,
     grantType: JWT_BEARER_GRANT,
+    jkt,
   });
 }
 

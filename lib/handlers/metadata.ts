@@ -55,6 +55,8 @@ export function authorizationServerMetadataHandler(config: OAuthConfig): Request
         introspection_endpoint_auth_signing_alg_values_supported: signingAlgorithms,
       }),
       authorization_response_iss_parameter_supported: true,
+      // RFC 9449 §5.1: DPoP is offered, with these proof algorithms.
+      ...(config.dpop ? { dpop_signing_alg_values_supported: config.dpop.algorithms } : {}),
       // draft-ietf-oauth-client-id-metadata-document §6: an https URL may be sent as client_id.
       ...(config.clientDocuments.enabled ? { client_id_metadata_document_supported: true } : {}),
       ...(config.serviceDocumentation ? { service_documentation: config.serviceDocumentation } : {}),
@@ -72,6 +74,13 @@ export function protectedResourceMetadataHandler(config: OAuthConfig, resource: 
       scopes_supported: Object.keys(config.scopes),
       bearer_methods_supported: ['header'],
       resource_name: config.serviceName,
+      // RFC 9728 §2: the resource accepts DPoP-bound tokens, and bearer tokens too.
+      ...(config.dpop
+        ? {
+            dpop_signing_alg_values_supported: config.dpop.algorithms,
+            dpop_bound_access_tokens_required: false,
+          }
+        : {}),
       ...(config.serviceDocumentation ? { resource_documentation: config.serviceDocumentation } : {}),
     },
     'public, max-age=3600',

@@ -3,7 +3,8 @@
 import type { Request, RequestHandler, Response } from 'express';
 import { handle, type OAuthContext } from '../context';
 import { isValidCodeVerifier, verifyS256 } from '../crypto/pkce';
-import { issueRefreshToken, refreshTokenKey } from '../crypto/refresh-token';
+import { boundKeyOf, issueRefreshToken, refreshTokenKey } from '../crypto/refresh-token';
+import { requireBoundKey, tokenRequestKey } from './token-dpop';
 import { rotateRefreshToken } from '../grants/rotation';
 import { hashSecret } from '../crypto/secrets';
 import { OAuthError, isOAuthError } from '../errors';
@@ -17,7 +18,8 @@ import { parseScope } from '../util/scopes';
 
 interface TokenResponse {
   access_token: string;
-  token_type: 'Bearer';
+  /** DPoP for a token bound to the proof's key (RFC 9449 §5), Bearer otherwise. */
+  token_type: 'Bearer' | 'DPoP';
   expires_in: number;
   refresh_token?: string;
   scope: string;
@@ -73,14 +75,19 @@ async function answerTokenRequest(ctx: TokenDeps, req: Request, res: Response): 
   if (!client.grantTypes.includes(grantType)) {
     throw new OAuthError('unauthorized_client', `This client did not register the ${grantType} grant type.`);
   }
+  // RFC 9449 §5: the key every token of this answer is bound to, when the request carries a DPoP proof.
+  const jkt = await tokenRequestKey(ctx, req, client);
   const body =
     grantType === 'authorization_code'
-      ? await exchangeCode(ctx, req, client)
+      ? await exchangeCode(ctx, req, client, jkt)
       : grantType === 'refresh_token'
-        ? await refresh(ctx, req, client)
+        ? await refresh(ctx, req, client, jkt)
         : grantType === 'client_credentials'
-          ? await issueClientCredentialsToken(ctx, req, client)
-          : await issueIdJagToken(ctx, req, client);
+          ? await issueClientCredentialsToken(ctx, req, client, jkt)
+          : await issueIdJagToken(ctx, req, client, jkt);
+  // §8.2: with nonces on, every answer carries the current one, so a client need not be refused to learn the next.
+  const nonces = ctx.config.dpop?.nonces;
+  if (nonces) res.setHeader('DPoP-Nonce', nonces.current());
   // RFC 6749 §5.1: responses with tokens must not be cached. Written directly: an ETag (which res.json would hash
   // the body for) means nothing on a response that is never cached.
   const json = Buffer.from(JSON.stringify(body));
@@ -92,7 +99,12 @@ async function answerTokenRequest(ctx: TokenDeps, req: Request, res: Response): 
   res.end(json);
 }
 
-async function exchangeCode(ctx: TokenDeps, req: Request, client: ClientRecord): Promise<TokenResponse> {
+async function exchangeCode(
+  ctx: TokenDeps,
+  req: Request,
+  client: ClientRecord,
+  jkt: string | undefined,
+): Promise<TokenResponse> {
   const { store } = ctx;
   const code = requireParam(req.body, 'code');
   const redirectUri = requireParam(req.body, 'redirect_uri');
@@ -117,6 +129,8 @@ async function exchangeCode(ctx: TokenDeps, req: Request, client: ClientRecord):
       : readResource(req.body, ctx.config.resources);
   if (resource !== record.resource)
     throw new OAuthError('invalid_target', 'The resource differs from the one authorized.');
+  // RFC 9449 §10: a code issued for a dpop_jkt carries it (authorize/handlers.ts).
+  requireBoundKey(codeBoundKey(code), jkt, 'authorization code');
 
   if (!verifyS256(verifier, record.codeChallenge)) {
     // The code is burned by a wrong verifier: whoever holds a stolen code gets exactly one guess.
@@ -126,8 +140,10 @@ async function exchangeCode(ctx: TokenDeps, req: Request, client: ClientRecord):
     throw invalidGrant('code_verifier does not match the code_challenge.');
   }
   // One transaction marks the code used and saves the first refresh token under its (still active) grant.
+  // RFC 9449 §5: a public client's refresh tokens are bound to its DPoP key (a confidential client's are bound to
+  // its credentials already).
   const refreshToken = client.grantTypes.includes('refresh_token')
-    ? issueRefreshToken(record.grantId)
+    ? issueRefreshToken(record.grantId, client.tokenEndpointAuthMethod === 'none' ? jkt : undefined)
     : undefined;
   const outcome = await store.consumeAuthorizationCode(
     codeHash,
@@ -142,12 +158,25 @@ async function exchangeCode(ctx: TokenDeps, req: Request, client: ClientRecord):
   if (outcome.status === 'not_found') throw invalidGrant('The authorization code is invalid or has expired.');
   if (!outcome.grant) throw invalidGrant('The authorization was revoked.');
   ctx.emit(req, 'code.redeemed', { ...codeIds(record), scopes: record.scopes });
-  return accessTokenResponse(ctx, outcome.grant, record.scopes, refreshToken?.token);
+  return accessTokenResponse(ctx, outcome.grant, record.scopes, refreshToken?.token, jkt);
 }
 
-async function refresh(ctx: TokenDeps, req: Request, client: ClientRecord): Promise<TokenResponse> {
+/** The DPoP key an authorization code was issued for ("<jkt>.<secret>", authorize/handlers.ts), if any. */
+function codeBoundKey(code: string): string | undefined {
+  const dot = code.indexOf('.');
+  return dot > 0 ? code.slice(0, dot) : undefined;
+}
+
+async function refresh(
+  ctx: TokenDeps,
+  req: Request,
+  client: ClientRecord,
+  jkt: string | undefined,
+): Promise<TokenResponse> {
   const { store, config } = ctx;
   const presentedToken = requireParam(req.body, 'refresh_token');
+  // RFC 9449 §5: a bound token goes no further without a proof of its key; nothing is used up.
+  requireBoundKey(boundKeyOf(presentedToken), jkt, 'refresh token');
   const presentedKey = refreshTokenKey(presentedToken);
   const scopeParam = readParam(req.body, 'scope');
   const resourceParam = readParam(req.body, 'resource');
@@ -194,7 +223,13 @@ async function refresh(ctx: TokenDeps, req: Request, client: ClientRecord): Prom
     ...(outcome.firstUsedAt === null ? {} : { firstUsedAt: outcome.firstUsedAt }),
   });
   // Without a scope parameter the token carries the grant's whole scope (the rotation already checked the rest).
-  return accessTokenResponse(ctx, outcome.grant, scopes ?? outcome.grant.scopes, outcome.successor.token);
+  return accessTokenResponse(
+    ctx,
+    outcome.grant,
+    scopes ?? outcome.grant.scopes,
+    outcome.successor.token,
+    jkt,
+  );
 }
 
 /** The ids an event about a code carries. */
@@ -209,6 +244,7 @@ function accessTokenResponse(
   grant: GrantRecord,
   scopes: string[],
   refreshToken: string | undefined,
+  jkt: string | undefined,
 ): TokenResponse {
   const { config, signer } = ctx;
   // Nothing outlives the grant: the last access token expires with it.
@@ -226,10 +262,11 @@ function accessTokenResponse(
     scope,
     grantId: grant.grantId,
     expiresIn,
+    jkt,
   });
   return {
     access_token: token,
-    token_type: 'Bearer',
+    token_type: jkt === undefined ? 'Bearer' : 'DPoP',
     expires_in: expiresIn,
     ...(refreshToken === undefined ? {} : { refresh_token: refreshToken }),
     scope,

@@ -1,28 +1,69 @@
-// The refusal every protected route sends (RFC 6750 §3, RFC 9728 §5.1): the status, a Bearer challenge naming the
-// resource metadata, and the error as JSON. Shared by requireBearer and the MCP handler's per-tool scope check, so
-// that a client reads one shape whatever refused it.
+// The refusal every protected route sends (RFC 6750 §3, RFC 9728 §5.1, RFC 9449 §7.1): the status, the challenges
+// naming the resource metadata, and the error as JSON. Shared by requireBearer and the MCP handler's per-tool scope
+// check, so that a client reads one shape whatever refused it.
 import type { Response } from 'express';
 import { OAuthError } from '../errors';
+
+/** How a refusal speaks of DPoP (RFC 9449 §7.1), on a resource that accepts DPoP-bound tokens. */
+export interface DpopChallengeOptions {
+  /** The proof algorithms the resource accepts, named in the DPoP challenge's `algs`. */
+  algorithms: readonly string[];
+  /**
+   * Whether the request came with the DPoP scheme: the error then goes in the DPoP challenge, which comes first.
+   * Otherwise the Bearer challenge carries it and comes first (the MCP SDK reads only a leading Bearer challenge).
+   */
+  used?: boolean;
+}
 
 const quote = (value: string) => `"${value.replace(/["\\]/g, '')}"`;
 
 /** The `WWW-Authenticate` value: always the metadata URL; the error when there is one (none for no credentials). */
 export function bearerChallenge(resourceMetadataUrl: string, error?: OAuthError, scope?: string): string {
-  let challenge = `Bearer resource_metadata=${quote(resourceMetadataUrl)}`;
-  // RFC 6750 §3: scope names what the request needs, all of it, so a client can ask for it in one step.
-  if (scope) challenge += `, scope=${quote(scope)}`;
-  if (error) challenge += `, error=${quote(error.code)}, error_description=${quote(error.description)}`;
-  return challenge;
+  return challenge('Bearer', resourceMetadataUrl, error, scope);
 }
 
-/** Answers the refusal. A request without credentials gets the challenge but no error code (RFC 6750 §3.1). */
+function challenge(scheme: string, resourceMetadataUrl: string, error?: OAuthError, scope?: string): string {
+  let value = `${scheme} resource_metadata=${quote(resourceMetadataUrl)}`;
+  // RFC 6750 §3: scope names what the request needs, all of it, so a client can ask for it in one step.
+  if (scope) value += `, scope=${quote(scope)}`;
+  if (error) value += `, error=${quote(error.code)}, error_description=${quote(error.description)}`;
+  return value;
+}
+
+/**
+ * The challenges, in order: the one of the scheme the request used, with the error; then, for a 401, the other
+ * scheme's bare one, so the client learns it could use either (RFC 9449 §7.2).
+ */
+function challenges(
+  resourceMetadataUrl: string,
+  error: OAuthError | undefined,
+  scope: string | undefined,
+  status: number,
+  dpop: DpopChallengeOptions | undefined,
+): string | string[] {
+  if (!dpop) return bearerChallenge(resourceMetadataUrl, error, scope);
+  const algs = `algs=${quote(dpop.algorithms.join(' '))}`;
+  if (dpop.used) {
+    const first = `${challenge('DPoP', resourceMetadataUrl, error, scope)}, ${algs}`;
+    return status === 401 ? [first, bearerChallenge(resourceMetadataUrl)] : first;
+  }
+  const first = bearerChallenge(resourceMetadataUrl, error, scope);
+  return status === 401 ? [first, `DPoP ${algs}`] : first;
+}
+
+/**
+ * Answers the refusal. A request without credentials gets the challenges but no error code (RFC 6750 §3.1). With
+ * `dpop`, the resource accepts DPoP-bound tokens too, and says so (RFC 9449 §7.1).
+ */
 export function refuseBearer(
   res: Response,
   resourceMetadataUrl: string,
   error: OAuthError | undefined,
   scope?: string,
+  dpop?: DpopChallengeOptions,
 ): void {
-  res.setHeader('WWW-Authenticate', bearerChallenge(resourceMetadataUrl, error, scope));
+  const body = error ?? new OAuthError('invalid_token', 'An access token is required.');
+  res.setHeader('WWW-Authenticate', challenges(resourceMetadataUrl, error, scope, body.status, dpop));
   // Added to what the host app exposes already (Mcp-Session-Id, say), never in place of it.
   const exposed = String(res.getHeader('Access-Control-Expose-Headers') ?? '');
   if (!/\bwww-authenticate\b/i.test(exposed)) {
@@ -32,6 +73,5 @@ export function refuseBearer(
     );
   }
   res.setHeader('Cache-Control', 'no-store');
-  const body = error ?? new OAuthError('invalid_token', 'An access token is required.');
   res.status(body.status).json(body.toJSON());
 }

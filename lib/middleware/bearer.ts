@@ -8,7 +8,8 @@ import { isStoreUnavailable } from '../store/unavailable';
 import { storeUnavailable } from './error-handler';
 import { protectedResourceMetadataUrl } from '../paths';
 import type { BearerCache, VerifiedToken } from './bearer-cache';
-import { refuseBearer } from './bearer-refusal';
+import { refuseBearer, type DpopChallengeOptions } from './bearer-refusal';
+import { readDpopHeader, verifyDpopProof } from '../dpop/proof';
 
 /** What requireBearer puts on `req.auth`. It is a superset of the MCP SDK's AuthInfo, so the SDK passes it to tools. */
 export interface BearerAuth {
@@ -29,6 +30,11 @@ export interface BearerAuth {
   expiresAt: number;
   /** The resource (audience) the token was issued for. */
   resource: URL;
+  /**
+   * For a DPoP-bound token (RFC 9449), the thumbprint of its key: this request came with a fresh proof made with it.
+   * Absent for a bearer token.
+   */
+  jkt?: string;
   extra: { userId: string; grantId: string };
 }
 
@@ -45,11 +51,24 @@ export interface RequireBearerOptions {
 
 /** RFC 6750 §2.1: b64token = 1*( ALPHA / DIGIT / "-" / "." / "_" / "~" / "+" / "/" ) *"=". */
 const BEARER_HEADER = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i;
+/** RFC 9449 §7.1: the DPoP scheme, with the same token68 syntax. */
+const DPOP_HEADER = /^DPoP +([A-Za-z0-9\-._~+/]+=*) *$/i;
+
+/**
+ * The path of the URL a request was sent to, as a client names it in a proof's htu: an absolute-form request target
+ * gives its path only (the origin is this server's, never the request's); one that is not a URL gives "", which no
+ * htu matches.
+ */
+function requestPath(originalUrl: string): string {
+  const base = 'http://request.invalid';
+  return URL.canParse(originalUrl, base) ? new URL(originalUrl, base).pathname : '';
+}
 
 export function createRequireBearer(
-  { config, signer }: Pick<OAuthContext, 'config' | 'signer'>,
+  { config, signer, store }: Pick<OAuthContext, 'config' | 'signer' | 'store'>,
   cache: BearerCache,
 ): (options?: RequireBearerOptions) => RequestHandler {
+  const { dpop } = config;
   return function requireBearer(options = {}) {
     const resource = (options.resource ?? config.resources[0]!).replace(/\/+$/, '');
     if (!config.resources.includes(resource)) {
@@ -66,24 +85,33 @@ export function createRequireBearer(
     const metadataUrl = protectedResourceMetadataUrl(resource);
     const routeScope = needed.length ? needed.join(' ') : undefined;
     const expected = { issuer: config.issuer, audience: resource };
-    const refuse = (res: Response, error: OAuthError | undefined) =>
-      refuseBearer(res, metadataUrl, error, routeScope);
+    const bearerChallenge: DpopChallengeOptions | undefined = dpop && { algorithms: dpop.algorithms };
+    const dpopChallenge: DpopChallengeOptions | undefined = dpop && {
+      algorithms: dpop.algorithms,
+      used: true,
+    };
+    const refuse = (res: Response, error: OAuthError | undefined, usedDpop = false) =>
+      refuseBearer(res, metadataUrl, error, routeScope, usedDpop ? dpopChallenge : bearerChallenge);
 
     return function checkBearerToken(req, res, next) {
       const header = req.headers.authorization;
-      // Another scheme (Basic, say) counts as no credentials at all (RFC 6750 §3.1).
-      if (!header || !/^bearer /i.test(header)) return refuse(res, undefined);
+      if (!header) return refuse(res, undefined);
+      // Another scheme (Basic, say) counts as no credentials at all (RFC 6750 §3.1); so does DPoP while it is off.
+      const usedDpop = !/^bearer /i.test(header);
+      if (usedDpop && !(dpop && /^dpop /i.test(header))) return refuse(res, undefined);
       // The common case, a token verified before: found as is, it needs no further parsing.
       // Stryker disable next-line MethodExpression: equivalent, the fast path only: a miss is parsed below and finds the same cached token
-      let token = header.slice(7);
+      let token = header.slice(usedDpop ? 5 : 7);
       let known = cache.verifiedToken(token, resource);
       // Stryker disable next-line ConditionalExpression: equivalent, the fast path only: a cached token read whole from "Bearer <token>" also passes the full parse
       if (!known) {
-        const match = BEARER_HEADER.exec(header);
+        const match = (usedDpop ? DPOP_HEADER : BEARER_HEADER).exec(header);
         if (!match) {
+          const form = usedDpop ? 'DPoP' : 'Bearer';
           return refuse(
             res,
-            new OAuthError('invalid_request', 'Send the token as "Authorization: Bearer <token>".'),
+            new OAuthError('invalid_request', `Send the token as "Authorization: ${form} <token>".`),
+            usedDpop,
           );
         }
         token = match[1]!;
@@ -98,20 +126,84 @@ export function createRequireBearer(
             const presented = token;
             signer.verifyAccessTokenFresh(presented, expected).then(
               (claims) => proceed(presented, cache.rememberToken(presented, resource, claims)),
-              (again: unknown) => (isOAuthError(again) ? refuse(res, again) : next(again)),
+              (again: unknown) => (isOAuthError(again) ? refuse(res, again, usedDpop) : next(again)),
             );
             return;
           }
-          return refuse(res, error);
+          return refuse(res, error, usedDpop);
         }
       }
       proceed(token, known);
 
       function proceed(token: string, known: VerifiedToken) {
+        const jkt = known.claims.cnf?.jkt;
+        if (jkt === undefined && !usedDpop) return checkGrant(token, known);
+        // RFC 9449 §7.1: a bound token is worth nothing without a proof of its key, so it never passes as Bearer.
+        if (!usedDpop) {
+          return refuse(
+            res,
+            new OAuthError(
+              'invalid_token',
+              'This access token is bound to a DPoP key: send it as "Authorization: DPoP <token>" with a DPoP proof.',
+            ),
+            true,
+          );
+        }
+        if (jkt === undefined) {
+          return refuse(
+            res,
+            new OAuthError(
+              'invalid_token',
+              'This access token is not DPoP-bound: send it as "Authorization: Bearer <token>".',
+            ),
+            true,
+          );
+        }
+        proveKey(token, jkt).then(
+          () => checkGrant(token, known, jkt),
+          (error: unknown) => (isOAuthError(error) ? refuse(res, error, true) : storeFailed(error)),
+        );
+      }
+
+      /** RFC 9449 §7.1 and §4.3: a fresh proof for this request and this token, made with the token's key. */
+      async function proveKey(token: string, jkt: string): Promise<void> {
+        try {
+          const proof = readDpopHeader(req.headers.dpop);
+          if (proof === undefined)
+            throw new OAuthError(
+              'invalid_dpop_proof',
+              'Send a DPoP proof in the DPoP header with the token.',
+            );
+          const { jkt: proven } = await verifyDpopProof(proof, {
+            method: req.method,
+            // §4.3 item 9: the URL the client called, as this server publishes it; not the Host header's.
+            url: resourceUrl.origin + requestPath(req.originalUrl),
+            now: config.now(),
+            accessToken: token,
+            useJti: (key, jti, expiresAt) => store.useAssertionId!(`dpop ${key}`, jti, expiresAt),
+          });
+          if (proven !== jkt)
+            throw new OAuthError(
+              'invalid_token',
+              'The DPoP proof is made with another key than the token’s.',
+            );
+        } catch (error) {
+          // §7.1: at a protected resource a bad proof is a 401, as any other credential problem.
+          if (isOAuthError(error) && error.code === 'invalid_dpop_proof')
+            throw new OAuthError(error.code, error.description, { status: 401 });
+          throw error;
+        }
+      }
+
+      function checkGrant(token: string, known: VerifiedToken, jkt?: string) {
         const { claims, scopes } = known;
         const admit = (active: boolean) => {
           if (!active)
-            return refuse(res, new OAuthError('invalid_token', 'The access token has been revoked.'));
+            return refuse(
+              res,
+              new OAuthError('invalid_token', 'The access token has been revoked.'),
+              usedDpop,
+            );
           // Stryker disable next-line ConditionalExpression: equivalent, a shortcut: with no scope needed none is missing
           if (needed.length) {
             const missing = needed.filter((scope) => !scopes.includes(scope));
@@ -119,6 +211,7 @@ export function createRequireBearer(
               return refuse(
                 res,
                 new OAuthError('insufficient_scope', `This needs the scope ${missing.join(' ')}.`),
+                usedDpop,
               );
             }
           }
@@ -132,6 +225,7 @@ export function createRequireBearer(
             grantId: claims.grant_id,
             expiresAt: claims.exp,
             resource: resourceUrl,
+            ...(jkt === undefined ? {} : { jkt }),
             extra: { userId: claims.sub, grantId: claims.grant_id },
           };
           next();
@@ -139,13 +233,15 @@ export function createRequireBearer(
         // Usually answered from memory: no promise, no database read.
         const active = cache.isGrantActive(claims.grant_id);
         if (typeof active === 'boolean') return admit(active);
-        active.then(admit, (error: unknown) => {
-          if (!isStoreUnavailable(error)) return next(error);
-          // The tool server answers the outage itself: 503 with Retry-After, not the host app's 500.
-          config.onError(error, req);
-          res.setHeader('Retry-After', '5');
-          res.status(503).json(storeUnavailable(error).toJSON());
-        });
+        active.then(admit, storeFailed);
+      }
+
+      function storeFailed(error: unknown) {
+        if (!isStoreUnavailable(error)) return next(error);
+        // The tool server answers the outage itself: 503 with Retry-After, not the host app's 500.
+        config.onError(error, req);
+        res.setHeader('Retry-After', '5');
+        res.status(503).json(storeUnavailable(error).toJSON());
       }
     };
   };

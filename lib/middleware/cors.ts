@@ -8,11 +8,12 @@ export function openCors(methods: readonly string[]): RequestHandler {
     res.setHeader('Access-Control-Allow-Origin', '*');
     res.setHeader(
       'Access-Control-Expose-Headers',
-      'WWW-Authenticate, RateLimit, RateLimit-Policy, Retry-After',
+      'WWW-Authenticate, RateLimit, RateLimit-Policy, Retry-After, DPoP-Nonce',
     );
     if (req.method !== 'OPTIONS') return next();
     res.setHeader('Access-Control-Allow-Methods', allowMethods);
-    res.setHeader('Access-Control-Allow-Headers', 'Authorization, Content-Type, MCP-Protocol-Version');
+    // DPoP: a browser-based client sends its proof to the token endpoint (RFC 9449 §4.1).
+    res.setHeader('Access-Control-Allow-Headers', 'Authorization, Content-Type, DPoP, MCP-Protocol-Version');
     res.setHeader('Access-Control-Max-Age', '86400');
     res.status(204).end();
   };

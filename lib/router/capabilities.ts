@@ -30,6 +30,14 @@ export function applyStoreCapabilities(
     );
     adjusted = { ...adjusted, enterpriseIdps: undefined };
   }
+  // RFC 9449 §11.1: a proof is for one request; without a store-wide record of its jti, a copy could be replayed.
+  if (typeof store.useAssertionId !== 'function' && config.dpop) {
+    warn(
+      'express-mcp-oauth: the store has no useAssertionId(), so DPoP is off (clients get bearer tokens). ' +
+        'Implement it (see OAuthStore) to offer it.',
+    );
+    adjusted = { ...adjusted, dpop: undefined };
+  }
   // A document client's grant must name a stored copy of the document, written in the same step as the grant.
   if (typeof store.createGrantWithClient !== 'function' && config.clientDocuments.enabled) {
     warn(

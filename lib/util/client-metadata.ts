@@ -214,6 +214,17 @@ export function readDisplayFields(fields: Fields): Record<string, unknown> {
   return extra;
 }
 
+/**
+ * dpop_bound_access_tokens (RFC 9449 §5.2): a client that always uses DPoP says so, and the token endpoint then
+ * refuses its requests without a proof. Kept only when true (false is the default).
+ */
+export function readDpopBinding(fields: Fields): Record<string, unknown> {
+  const value = fields.dpop_bound_access_tokens;
+  if (value === undefined || value === null || value === false) return {};
+  if (value !== true) throw invalidMetadata('dpop_bound_access_tokens must be true or false.');
+  return { dpop_bound_access_tokens: true };
+}
+
 /** A dynamic registration request (RFC 7591 §3.1). */
 export function validateClientMetadata(body: unknown, scopeCatalogue: ReadonlySet<string>): ClientMetadata {
   if (!body || typeof body !== 'object' || Array.isArray(body)) {
@@ -234,6 +245,10 @@ export function validateClientMetadata(body: unknown, scopeCatalogue: ReadonlySe
     ...readFlows(fields, { lenient: false }),
     clientName: text(fields, 'client_name', 200)?.trim() || null,
     scope: readScope(fields, scopeCatalogue, { lenient: false }),
-    extra: { ...readDisplayFields(fields), ...readKeys(fields, tokenEndpointAuthMethod) },
+    extra: {
+      ...readDisplayFields(fields),
+      ...readKeys(fields, tokenEndpointAuthMethod),
+      ...readDpopBinding(fields),
+    },
   };
 }

@@ -15,6 +15,8 @@ import {
 
 const OTHER_RESOURCE = `${ISSUER}/other`;
 const METADATA = `resource_metadata="${ISSUER}/.well-known/oauth-protected-resource/mcp"`;
+/** RFC 9449 §7.2: a 401 names the DPoP scheme too, after the Bearer challenge. */
+const DPOP_CHALLENGE = 'DPoP algs="ES256 RS256 PS256"';
 const errors: unknown[] = [];
 let server: TestServer;
 beforeEach(() => {
@@ -82,7 +84,7 @@ describe('the Authorization header', () => {
     const { tokens } = await obtainTokens(server);
     const res = await call(header(tokens.access_token));
     expect(res.status).toBe(401);
-    expect(res.headers['www-authenticate']).toBe(`Bearer ${METADATA}`);
+    expect(res.headers['www-authenticate']).toBe(`Bearer ${METADATA}, ${DPOP_CHALLENGE}`);
   });
 });
 
@@ -118,7 +120,9 @@ describe('scopes of a route that needs two', () => {
   test('without a token, the challenge names both scopes', async () => {
     const res = await get('/two-scopes');
     expect(res.status).toBe(401);
-    expect(res.headers['www-authenticate']).toBe(`Bearer ${METADATA}, scope="fakture:read clients:read"`);
+    expect(res.headers['www-authenticate']).toBe(
+      `Bearer ${METADATA}, scope="fakture:read clients:read", ${DPOP_CHALLENGE}`,
+    );
   });
 
   test.each([

@@ -20,6 +20,8 @@ beforeEach(() => {
 afterEach(() => server.close());
 
 const METADATA = `resource_metadata="${ISSUER}/.well-known/oauth-protected-resource/mcp"`;
+/** RFC 9449 §7.2: a 401 names the DPoP scheme too, after the Bearer challenge. */
+const DPOP_CHALLENGE = 'DPoP algs="ES256 RS256 PS256"';
 const callApi = (authorization?: string, path = '/mcp') => {
   const req = request(server.app).post(path);
   return authorization === undefined ? req : req.set('Authorization', authorization);
@@ -50,7 +52,7 @@ test('the scheme is case-insensitive (RFC 7235 §2.1)', async () => {
 test('no token: 401 with the challenge, resource_metadata and no error code (RFC 6750 §3.1)', async () => {
   const res = await callApi();
   expect(res.status).toBe(401);
-  expect(res.headers['www-authenticate']).toBe(`Bearer ${METADATA}`);
+  expect(res.headers['www-authenticate']).toBe(`Bearer ${METADATA}, ${DPOP_CHALLENGE}`);
   expect(res.headers['access-control-expose-headers']).toContain('WWW-Authenticate');
 });
 
@@ -58,7 +60,7 @@ test('another scheme counts as no token: 401 with the bare challenge', async () 
   const { tokens } = await obtainTokens(server);
   const res = await callApi(`Token ${tokens.access_token}`);
   expect(res.status).toBe(401);
-  expect(res.headers['www-authenticate']).toBe(`Bearer ${METADATA}`);
+  expect(res.headers['www-authenticate']).toBe(`Bearer ${METADATA}, ${DPOP_CHALLENGE}`);
 });
 
 test('a malformed Bearer header is 400 invalid_request (RFC 6750 §3.1)', async () => {
@@ -78,7 +80,7 @@ test('a header that only starts with a cached token is not accepted from the cac
 
 test('the scope hint names what a route needs', async () => {
   const res = await request(server.app).get('/mcp/invoices');
-  expect(res.headers['www-authenticate']).toBe(`Bearer ${METADATA}, scope="fakture:read"`);
+  expect(res.headers['www-authenticate']).toBe(`Bearer ${METADATA}, scope="fakture:read", ${DPOP_CHALLENGE}`);
 });
 
 const otherKey = createJwtSigner();
@@ -108,7 +110,7 @@ test.each<[string, (token: string, server: TestServer) => string]>([
   const res = await callApi(make(tokens.access_token, server));
   expect(res.status).toBe(401);
   expect(res.headers['www-authenticate']).toMatch(
-    /^Bearer resource_metadata="[^"]+", error="invalid_(token|request)", error_description="[^"]+"$/,
+    /^Bearer resource_metadata="[^"]+", error="invalid_(token|request)", error_description="[^"]+", DPoP algs="ES256 RS256 PS256"$/,
   );
 });
 

@@ -716,7 +716,7 @@ describe('Client ID Metadata Documents', () => {
         (id: string) => ({
           ...minimal(id),
           application_type: 'native',
-          dpop_bound_access_tokens: true,
+          tls_client_certificate_bound_access_tokens: true,
           post_logout_redirect_uris: ['https://app.example/bye'],
           require_pushed_authorization_requests: false,
           x_vendor_extension: { nested: [1, { deep: true }] },

@@ -48,6 +48,7 @@ describe('discovery', () => {
       ],
       introspection_endpoint_auth_signing_alg_values_supported: ['RS256', 'PS256', 'ES256'],
       authorization_response_iss_parameter_supported: true,
+      dpop_signing_alg_values_supported: ['ES256', 'RS256', 'PS256'],
       client_id_metadata_document_supported: true,
       service_documentation: 'https://docs.example/mcp',
     });
@@ -74,6 +75,8 @@ describe('discovery', () => {
       authorization_servers: [ISSUER],
       bearer_methods_supported: ['header'],
       resource_documentation: 'https://docs.example/mcp',
+      dpop_signing_alg_values_supported: ['ES256', 'RS256', 'PS256'],
+      dpop_bound_access_tokens_required: false,
     });
     expect(res.body.scopes_supported).toHaveLength(15);
   });

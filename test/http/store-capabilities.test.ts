@@ -43,7 +43,10 @@ describe.each([
   [
     'no useAssertionId',
     'useAssertionId',
-    [/no useAssertionId\(\), so private_key_jwt client authentication is off/],
+    [
+      /no useAssertionId\(\), so private_key_jwt client authentication is off/,
+      /no useAssertionId\(\), so DPoP is off \(clients get bearer tokens\)/,
+    ],
   ],
   [
     'no createGrantWithClient',
@@ -71,6 +74,10 @@ describe.each([
       expect(body[field].includes('private_key_jwt')).toBe(jwtOffered);
     expect('token_endpoint_auth_signing_alg_values_supported' in body).toBe(jwtOffered);
     expect(body.client_id_metadata_document_supported === true).toBe(documentsOffered);
+    // RFC 9449 §11.1: a proof's jti must be single-use across instances, as an assertion's.
+    expect('dpop_signing_alg_values_supported' in body).toBe(jwtOffered);
+    const resource = await request(app).get('/.well-known/oauth-protected-resource/mcp').expect(200);
+    expect('dpop_signing_alg_values_supported' in resource.body).toBe(jwtOffered);
   });
 
   test('registration of a private_key_jwt client', async () => {
