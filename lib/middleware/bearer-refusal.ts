@@ -15,7 +15,13 @@ export interface DpopChallengeOptions {
   used?: boolean;
 }
 
-const quote = (value: string) => `"${value.replace(/["\\]/g, '')}"`;
+/**
+ * An auth-param value (RFC 9110 §11.2): a quoted string of visible ASCII. Descriptions are English prose, with
+ * typographic apostrophes: those become ASCII ones, and anything else a header cannot carry is left out, since Node
+ * refuses to send such a header at all.
+ */
+const quote = (value: string) =>
+  `"${value.replace(/[\u2018\u2019]/g, "'").replace(/[^\x20-\x7e]|["\\]/g, '')}"`;
 
 /** The `WWW-Authenticate` value: always the metadata URL; the error when there is one (none for no credentials). */
 export function bearerChallenge(resourceMetadataUrl: string, error?: OAuthError, scope?: string): string {

@@ -124,10 +124,13 @@ export function createRequireBearer(
           // A key set shared with other instances may have a key this one has not read yet: read it, then decide.
           if (isUnknownKeyError(error) && signer.verifyAccessTokenFresh) {
             const presented = token;
-            signer.verifyAccessTokenFresh(presented, expected).then(
-              (claims) => proceed(presented, cache.rememberToken(presented, resource, claims)),
-              (again: unknown) => (isOAuthError(again) ? refuse(res, again, usedDpop) : next(again)),
-            );
+            signer
+              .verifyAccessTokenFresh(presented, expected)
+              .then(
+                (claims) => proceed(presented, cache.rememberToken(presented, resource, claims)),
+                (again: unknown) => (isOAuthError(again) ? refuse(res, again, usedDpop) : next(again)),
+              )
+              .catch(next);
             return;
           }
           return refuse(res, error, usedDpop);
@@ -159,10 +162,13 @@ export function createRequireBearer(
             true,
           );
         }
-        proveKey(token, jkt).then(
-          () => checkGrant(token, known, jkt),
-          (error: unknown) => (isOAuthError(error) ? refuse(res, error, true) : storeFailed(error)),
-        );
+        proveKey(token, jkt)
+          .then(
+            () => checkGrant(token, known, jkt),
+            (error: unknown) => (isOAuthError(error) ? refuse(res, error, true) : storeFailed(error)),
+          )
+          // Whatever goes wrong in answering reaches the error handler: a request is never left hanging.
+          .catch(next);
       }
 
       /** RFC 9449 §7.1 and §4.3: a fresh proof for this request and this token, made with the token's key. */
@@ -233,7 +239,7 @@ export function createRequireBearer(
         // Usually answered from memory: no promise, no database read.
         const active = cache.isGrantActive(claims.grant_id);
         if (typeof active === 'boolean') return admit(active);
-        active.then(admit, storeFailed);
+        active.then(admit, storeFailed).catch(next);
       }
 
       function storeFailed(error: unknown) {
