@@ -28,6 +28,8 @@ export { registerOperatorClient } from './grants/operator-clients';
 export type { OperatorClient, OperatorClientOptions, OperatorGrantType } from './grants/operator-clients';
 /** The trusted enterprise IdPs of the jwt-bearer grant (the `enterpriseIdps` option), and the ID-JAG claims findUser reads. */
 export type { EnterpriseIdpOptions, IdJagClaims } from './grants/id-jag-options';
+/** DPoP-bound tokens (RFC 9449; the `dpop` option): on by default, with an optional server nonce. */
+export type { DpopOptions } from './dpop/options';
 /** How a refresh token presented again after its first use is answered (the `refreshTokenReuse` option). */
 export type { RefreshTokenReuseOptions } from './grants/reuse-options';
 /** One rate limit's settings and the names of the limits. */
@@ -49,9 +51,11 @@ export type { AuthenticatedRequest, BearerAuth, RequireBearerOptions } from './m
 /**
  * Answers a refusal of a protected route the way requireBearer does: the error's status, `WWW-Authenticate: Bearer
  * resource_metadata=..., [scope=...,] error=..., error_description=...` (RFC 6750 §3, RFC 9728 §5.1), exposed to
- * browsers, no-store, and the error as JSON. Without an error: the bare challenge of a request with no token.
+ * browsers, no-store, and the error as JSON. Without an error: the bare challenge of a request with no token. With
+ * DpopChallengeOptions, the DPoP challenge too (RFC 9449 §7.1), first and with the error for a DPoP request.
  */
 export { refuseBearer } from './middleware/bearer-refusal';
+export type { DpopChallengeOptions } from './middleware/bearer-refusal';
 
 // ---------------------------------------------------------------------------------------------------------------
 // Scope-gated MCP tools (lib/mcp/): needs @modelcontextprotocol/sdk

@@ -15,8 +15,11 @@ export function refuseMcp(
   error: 'invalid_request' | 'invalid_token' | 'insufficient_scope',
   description: string,
   scope?: string,
+  usedDpop = false,
 ): void {
-  refuseBearer(res, resourceMetadata, new OAuthError(error, description, { status }), scope);
+  // RFC 9449 §7.1: a request made with a DPoP-bound token is answered in the DPoP scheme.
+  const dpop = usedDpop ? { used: true } : undefined;
+  refuseBearer(res, resourceMetadata, new OAuthError(error, description, { status }), scope, dpop);
 }
 
 /**

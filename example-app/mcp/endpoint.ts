@@ -29,7 +29,10 @@ export interface McpEndpointOptions {
   serverName?: string;
 }
 
-/** Browser-based MCP clients call /mcp from other origins with a bearer token (no cookies), and must read these. */
+/**
+ * Browser-based MCP clients call /mcp from other origins with a bearer or DPoP-bound token and its proof (no cookies),
+ * and must read these.
+ */
 const allowCors: RequestHandler = function mcpCors(req, res, next) {
   res.setHeader('Access-Control-Allow-Origin', '*');
   res.setHeader('Access-Control-Expose-Headers', 'WWW-Authenticate, Mcp-Session-Id, MCP-Protocol-Version');
@@ -37,7 +40,7 @@ const allowCors: RequestHandler = function mcpCors(req, res, next) {
   res.setHeader('Access-Control-Allow-Methods', 'POST, GET, DELETE, OPTIONS');
   res.setHeader(
     'Access-Control-Allow-Headers',
-    'Authorization, Content-Type, Accept, Mcp-Session-Id, MCP-Protocol-Version, Last-Event-ID',
+    'Authorization, Content-Type, Accept, DPoP, Mcp-Session-Id, MCP-Protocol-Version, Last-Event-ID',
   );
   res.setHeader('Access-Control-Max-Age', '86400');
   res.status(204).end();
@@ -103,6 +106,8 @@ export function createMcpEndpoint({
           resourceMetadata,
           'invalid_token',
           'The user of this token no longer exists.',
+          undefined,
+          auth.jkt !== undefined,
         );
       }
       const extra: CallerExtra = { userId: user.id, grantId: auth.grantId, companyId: user.companyId };

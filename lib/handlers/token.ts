@@ -175,9 +175,16 @@ async function refresh(
 ): Promise<TokenResponse> {
   const { store, config } = ctx;
   const presentedToken = requireParam(req.body, 'refresh_token');
-  // RFC 9449 §5: a bound token goes no further without a proof of its key; nothing is used up.
-  requireBoundKey(boundKeyOf(presentedToken), jkt, 'refresh token');
   const presentedKey = refreshTokenKey(presentedToken);
+  // RFC 9449 §5: a bound token goes no further without a proof of its key; nothing is used up. Only a token this
+  // client holds is said to be bound: any other is unknown, as it would be without DPoP.
+  const bound = boundKeyOf(presentedToken);
+  if (bound !== undefined && bound !== jkt) {
+    const known = await store.findRefreshToken(presentedKey);
+    if (!known || known.token.clientId !== client.clientId)
+      throw invalidGrant('The refresh token is invalid or has expired.');
+    requireBoundKey(bound, jkt, 'refresh token');
+  }
   const scopeParam = readParam(req.body, 'scope');
   const resourceParam = readParam(req.body, 'resource');
   let scopes: string[] | undefined;

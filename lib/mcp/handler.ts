@@ -6,7 +6,6 @@ import { OAuthError } from '../errors';
 import { protectedResourceMetadataUrl } from '../paths';
 import type { AuthenticatedRequest } from '../middleware/bearer';
 import { refuseBearer } from '../middleware/bearer-refusal';
-import { DPOP_ALGORITHMS } from '../dpop/proof';
 import { McpRequestError, readJsonBody, type BodyLimits } from './read-body';
 import { createScopeGate, type MessageSchema } from './scope-gate';
 import { createServerPool, PoolBusyError, type McpServerLike } from './server-pool';
@@ -172,7 +171,7 @@ export function createMcpHandler(options: McpHandlerOptions): RequestHandler {
       const metadataUrl = protectedResourceMetadataUrl(auth.resource.href.replace(/\/+$/, ''));
       const error = new OAuthError('insufficient_scope', `The tool ${tool} needs the scopes ${scope}.`);
       // RFC 9449 §7.1: a request made with a DPoP-bound token is answered in the DPoP scheme.
-      const dpop = auth.jkt === undefined ? undefined : { algorithms: DPOP_ALGORITHMS, used: true };
+      const dpop = auth.jkt === undefined ? undefined : { used: true };
       return refuseBearer(res, metadataUrl, error, scope, dpop);
     }
     const { listIds, firstPageIds } = decision;

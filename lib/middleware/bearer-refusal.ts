@@ -2,12 +2,13 @@
 // naming the resource metadata, and the error as JSON. Shared by requireBearer and the MCP handler's per-tool scope
 // check, so that a client reads one shape whatever refused it.
 import type { Response } from 'express';
+import { DPOP_ALGORITHMS } from '../dpop/proof';
 import { OAuthError } from '../errors';
 
 /** How a refusal speaks of DPoP (RFC 9449 §7.1), on a resource that accepts DPoP-bound tokens. */
 export interface DpopChallengeOptions {
-  /** The proof algorithms the resource accepts, named in the DPoP challenge's `algs`. */
-  algorithms: readonly string[];
+  /** The proof algorithms the resource accepts, named in the DPoP challenge's `algs`. Default: the library's. */
+  algorithms?: readonly string[];
   /**
    * Whether the request came with the DPoP scheme: the error then goes in the DPoP challenge, which comes first.
    * Otherwise the Bearer challenge carries it and comes first (the MCP SDK reads only a leading Bearer challenge).
@@ -48,7 +49,7 @@ function challenges(
   dpop: DpopChallengeOptions | undefined,
 ): string | string[] {
   if (!dpop) return bearerChallenge(resourceMetadataUrl, error, scope);
-  const algs = `algs=${quote(dpop.algorithms.join(' '))}`;
+  const algs = `algs=${quote((dpop.algorithms ?? DPOP_ALGORITHMS).join(' '))}`;
   if (dpop.used) {
     const first = `${challenge('DPoP', resourceMetadataUrl, error, scope)}, ${algs}`;
     return status === 401 ? [first, bearerChallenge(resourceMetadataUrl)] : first;

@@ -238,6 +238,15 @@ describe('refresh tokens bound to the key (§5)', () => {
     expect((await refresh(client, res.body.refresh_token, tokenProof())).status).toBe(200);
   });
 
+  test('a token in the bound form that is not this client’s is unknown (invalid_grant), never said to be bound', async () => {
+    const { tokens } = await boundTokens();
+    const stranger = await publicClient();
+    expect((await refresh(stranger, tokens.refresh_token)).body.error).toBe('invalid_grant');
+    const [grantId] = tokens.refresh_token.split('.');
+    const madeUp = `${grantId}.${key.jkt}.${'A'.repeat(43)}`;
+    expect((await refresh(stranger, madeUp)).body.error).toBe('invalid_grant');
+  });
+
   test('an unbound chain refreshed with a proof gets a bound access token and stays unbound', async () => {
     const client = await publicClient();
     const first = await (await authorize(client)).exchange();

@@ -10,7 +10,18 @@ import { ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { createMcpHandler, type McpHandlerOptions } from '../../lib';
 import type { BearerAuth } from '../../lib/middleware/bearer';
-import { createTestServer, ISSUER, obtainTokens, USER, type TestServer } from '../helpers/oauth-app';
+import { createDpopKey } from '../helpers/dpop';
+import {
+  authorizeInBrowser,
+  createTestServer,
+  ISSUER,
+  obtainTokens,
+  registerClient,
+  RESOURCE,
+  tokenRequest,
+  USER,
+  type TestServer,
+} from '../helpers/oauth-app';
 import { stall } from '../helpers/raw-http';
 
 const METADATA = `resource_metadata="${ISSUER}/.well-known/oauth-protected-resource/mcp"`;
@@ -100,6 +111,36 @@ test('a call outside the scopes is 403 insufficient_scope naming every scope the
     error: 'insufficient_scope',
     error_description: 'The tool delete_invoice needs the scopes fakture:write fakture:read.',
   });
+});
+
+test('with a DPoP-bound token a tool runs, and a call outside the scopes is refused in the DPoP scheme (RFC 9449 §7.1)', async () => {
+  const app = mount();
+  const key = createDpopKey();
+  const client = await registerClient(server.app, { token_endpoint_auth_method: 'none' });
+  const { code, pkce } = await authorizeInBrowser(server.app, client, { scope: 'fakture:read' });
+  const issued = await tokenRequest(server.app, client, {
+    grant_type: 'authorization_code',
+    code: code!,
+    redirect_uri: client.redirect_uris[0]!,
+    code_verifier: pkce.verifier,
+  }).set('DPoP', key.proof(server.clock.now(), { htu: `${ISSUER}/v1/oauth/token` }));
+  const accessToken = issued.body.access_token as string;
+  const bound = (body: unknown) =>
+    request(app)
+      .post('/mcp')
+      .set('Authorization', `DPoP ${accessToken}`)
+      .set('DPoP', key.proof(server.clock.now(), { htu: RESOURCE, accessToken }))
+      .set('Accept', 'application/json, text/event-stream')
+      .set('MCP-Protocol-Version', '2025-06-18')
+      .send(body as object);
+  const allowed = await bound(call('list_invoices'));
+  expect(allowed.status).toBe(200);
+  expect(allowed.body.result.content[0].text).toBe('[]');
+  const refused = await bound(call('delete_invoice'));
+  expect(refused.status).toBe(403);
+  expect(refused.headers['www-authenticate']).toBe(
+    `DPoP ${METADATA}, scope="fakture:write fakture:read", error="insufficient_scope", error_description="The tool delete_invoice needs the scopes fakture:write fakture:read.", algs="ES256 RS256 PS256"`,
+  );
 });
 
 test('a batch hiding an out-of-scope call among allowed ones is refused whole, before any tool runs', async () => {

@@ -114,6 +114,24 @@ describe('createJwtSigner', () => {
     expect(() => own.verifyAccessToken(token, expected)).toThrow('lacks the grant_id claim');
   });
 
+  // RFC 9449 §6.1: a confirmation the bearer check cannot read must not pass for no confirmation (a bearer token).
+  test.each([
+    ['null', null],
+    ['a string', 'jkt'],
+    ['an object without jkt', { 'x5t#S256': 'abc' }],
+    ['a jkt that is no string', { jkt: 42 }],
+  ])('refuses a validly signed token whose cnf is %s', (_name, cnf) => {
+    const own = createJwtSigner({ keys: [{ privateKey, kid: 'k1' }], now: clock.now });
+    const token = forge({ typ: 'at+jwt', kid: 'k1' }, { ...claims(), cnf });
+    expect(() => own.verifyAccessToken(token, expected)).toThrow('cnf claim without a jkt');
+  });
+
+  test('a token bound to a DPoP key carries cnf.jkt, and verifies with it', () => {
+    const { token } = signer.signAccessToken({ ...input, jkt: 'thumbprint' });
+    expect(signer.verifyAccessToken(token, expected).cnf).toEqual({ jkt: 'thumbprint' });
+    expect(signer.verifyAccessToken(signer.signAccessToken(input).token, expected).cnf).toBeUndefined();
+  });
+
   test('accepts the long form typ application/at+jwt', () => {
     const own = createJwtSigner({ keys: [{ privateKey, kid: 'k1' }], now: clock.now });
     const token = forge({ typ: 'application/at+jwt', kid: 'k1' }, claims());
