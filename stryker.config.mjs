@@ -34,6 +34,7 @@ export default {
     'lib/middleware/bearer-cache.ts',
     'lib/mcp/**/*.ts',
     'lib/handlers/introspect.ts',
+    'lib/handlers/token-dpop.ts',
   ],
   testRunner: 'jest',
   jest: {

@@ -79,6 +79,11 @@ export interface OAuthEvent {
    * retries a token (seconds to hours) from an old copy coming back (days).
    */
   firstUsedAt?: number;
+  /**
+   * code.redeemed, token.refreshed, token.issued: the thumbprint of the DPoP key the tokens are bound to (RFC 9449),
+   * when the request carried a proof.
+   */
+  jkt?: string;
   /** token.introspected: what the caller was told. */
   active?: boolean;
   /** rate_limit.hit, sign_in.rate_limited: the limit's name (`token`, `signInPerAccount`, ...). */

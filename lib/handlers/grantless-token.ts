@@ -65,6 +65,7 @@ export async function issueGrantlessToken(
     grantId: grant.grantId,
     scopes,
     grantType,
+    ...(jkt === undefined ? {} : { jkt }),
   });
   return {
     access_token: token,

@@ -157,7 +157,11 @@ async function exchangeCode(
   }
   if (outcome.status === 'not_found') throw invalidGrant('The authorization code is invalid or has expired.');
   if (!outcome.grant) throw invalidGrant('The authorization was revoked.');
-  ctx.emit(req, 'code.redeemed', { ...codeIds(record), scopes: record.scopes });
+  ctx.emit(req, 'code.redeemed', {
+    ...codeIds(record),
+    scopes: record.scopes,
+    ...(jkt === undefined ? {} : { jkt }),
+  });
   return accessTokenResponse(ctx, outcome.grant, record.scopes, refreshToken?.token, jkt);
 }
 
@@ -228,6 +232,7 @@ async function refresh(
     scopes: scopes ?? grant.scopes,
     // A token presented again (shared by several processes, a race, a lost response): it got the same successor.
     ...(outcome.firstUsedAt === null ? {} : { firstUsedAt: outcome.firstUsedAt }),
+    ...(jkt === undefined ? {} : { jkt }),
   });
   // Without a scope parameter the token carries the grant's whole scope (the rotation already checked the rest).
   return accessTokenResponse(

@@ -190,6 +190,22 @@ describe('the token endpoint (§5)', () => {
   });
 });
 
+test('the events of a bound grant name the key: code.redeemed, token.refreshed', async () => {
+  const events: Array<{ type: string; jkt?: string }> = [];
+  server.close();
+  server = createTestServer({ onEvent: (event) => void events.push(event) });
+  const { client, tokens } = await boundTokens();
+  await refresh(client, tokens.refresh_token, tokenProof());
+  const bound = (type: string) => events.find((event) => event.type === type)?.jkt;
+  expect([bound('code.redeemed'), bound('token.refreshed')]).toEqual([key.jkt, key.jkt]);
+  const plain = await (await authorize(await publicClient())).exchange();
+  expect(plain.status).toBe(200);
+  expect(events.filter((event) => event.type === 'code.redeemed').map((event) => event.jkt)).toEqual([
+    key.jkt,
+    undefined,
+  ]);
+});
+
 describe('dpop_jkt at the authorization endpoint (§10)', () => {
   test('the code is redeemed only with a proof of that key; a refused attempt does not spend it', async () => {
     const client = await publicClient();
