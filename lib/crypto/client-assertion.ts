@@ -17,6 +17,7 @@ export interface ClientKey {
   key: KeyObject;
 }
 import type { ClientRecord, MaybePromise } from '../store/types';
+import { containsControlCharacter } from '../util/params';
 
 /** RFC 7523 §2.2: the client_assertion_type of a JWT client assertion. */
 export const JWT_BEARER_ASSERTION = 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer';
@@ -162,9 +163,16 @@ export async function verifyClientAssertion(
       `The client assertion lives too long: its exp must be within ${MAX_LIFETIME_SECONDS} seconds.`,
     );
   }
-  if (typeof payload.jti !== 'string' || !payload.jti || payload.jti.length > MAX_JTI_LENGTH)
+  // The jti is stored: no control character, which a store may refuse (PostgreSQL refuses NUL).
+  if (
+    typeof payload.jti !== 'string' ||
+    !payload.jti ||
+    payload.jti.length > MAX_JTI_LENGTH ||
+    containsControlCharacter(payload.jti)
+  )
     throw refuse('The client assertion needs a jti claim: a unique id for each assertion.');
-  const expiresAt = (payload.exp + CLOCK_TOLERANCE_SECONDS) * 1000;
+  // RFC 7519 §2: exp may have a fraction; the store keeps whole milliseconds.
+  const expiresAt = Math.ceil((payload.exp + CLOCK_TOLERANCE_SECONDS) * 1000);
   if (!(await checks.useAssertionId(client.clientId, payload.jti, expiresAt))) {
     throw refuse('The client assertion was already used; make a new one, with a new jti, for every request.');
   }

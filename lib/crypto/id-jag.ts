@@ -4,6 +4,7 @@
 // §3.1). Single use (the jti) is the caller's last step, once nothing else can refuse the request.
 import jwt from 'jsonwebtoken';
 import { OAuthError } from '../errors';
+import { containsControlCharacter } from '../util/params';
 import { ASSERTION_ALGORITHMS, keysFor, verifyWithAnyKey, type ClientKey } from './client-assertion';
 
 /** The extension §7.4.2: "accounting for minimal clock skew". */
@@ -103,7 +104,9 @@ export async function verifyIdJag(assertion: string, checks: IdJagChecks): Promi
   // Draft §3.1: the required claims.
   const { sub, jti, exp, iat, client_id: clientId } = payload;
   if (typeof sub !== 'string' || !sub) throw refuse('it has no sub claim');
-  if (typeof jti !== 'string' || !jti || jti.length > MAX_JTI_LENGTH) throw refuse('it needs a jti claim');
+  // The jti is stored: no control character, which a store may refuse (PostgreSQL refuses NUL).
+  if (typeof jti !== 'string' || !jti || jti.length > MAX_JTI_LENGTH || containsControlCharacter(jti))
+    throw refuse('it needs a jti claim');
   if (typeof exp !== 'number') throw refuse('it has no exp claim');
   if (typeof iat !== 'number') throw refuse('it has no iat claim');
   // RFC 7519 §4.1.6; the extension §7.4.2: rejected outside its validity window, which starts at iat.
@@ -115,7 +118,8 @@ export async function verifyIdJag(assertion: string, checks: IdJagChecks): Promi
   if (clientId !== checks.clientId) throw refuse('its client_id is not the authenticated client');
   return {
     claims: { ...payload, iss: issuer, sub, jti, exp, iat, client_id: clientId },
-    replayUntil: (exp + ID_JAG_CLOCK_TOLERANCE_SECONDS) * 1000,
+    // RFC 7519 §2: exp may have a fraction; the store keeps whole milliseconds.
+    replayUntil: Math.ceil((exp + ID_JAG_CLOCK_TOLERANCE_SECONDS) * 1000),
   };
 }
 

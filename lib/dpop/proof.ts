@@ -6,6 +6,7 @@ import { OAuthError } from '../errors';
 import type { MaybePromise } from '../store/types';
 import type { DpopNonces } from './nonce';
 import { jwkThumbprint } from './thumbprint';
+import { containsControlCharacter } from '../util/params';
 
 /** The proof algorithms accepted (asymmetric only, §4.3 item 5), advertised as dpop_signing_alg_values_supported. */
 export const DPOP_ALGORITHMS = ['ES256', 'RS256', 'PS256'] as const;
@@ -16,6 +17,12 @@ const CLOCK_AHEAD_SECONDS = 60;
 const MAX_PROOF_LENGTH = 8192;
 const MAX_JTI_LENGTH = 256;
 const MIN_RSA_BITS = 2048;
+/**
+ * Verifying with an RSA key costs with its modulus and exponent, and a proof's key is anyone's choice: beyond these,
+ * a key is refused before its signature is checked, so that a made-up key cannot cost a hundred times a real one.
+ */
+const MAX_RSA_BITS = 4096;
+const RSA_EXPONENT = 65537n;
 /** Members of a private JWK (RFC 7518 §6.2.2, §6.3.2, §6.4; RFC 8037 §2): a proof's key must have none (item 7). */
 const PRIVATE_MEMBERS = ['d', 'p', 'q', 'dp', 'dq', 'qi', 'oth', 'k'];
 
@@ -75,9 +82,14 @@ function proofKey(alg: string, jwk: unknown): { key: KeyObject; jwk: Record<stri
   } catch {
     throw invalid('The DPoP proof’s jwk is not a valid public key.');
   }
-  // Stryker disable next-line OptionalChaining: equivalent, every RSA KeyObject has its asymmetricKeyDetails
-  if (fields.kty === 'RSA' && (key.asymmetricKeyDetails?.modulusLength ?? 0) < MIN_RSA_BITS)
-    throw invalid(`The DPoP proof’s RSA key must have at least ${MIN_RSA_BITS} bits.`);
+  if (fields.kty === 'RSA') {
+    // Stryker disable next-line OptionalChaining: equivalent, every RSA KeyObject has its asymmetricKeyDetails
+    const { modulusLength = 0, publicExponent } = key.asymmetricKeyDetails ?? {};
+    if (modulusLength < MIN_RSA_BITS || modulusLength > MAX_RSA_BITS || publicExponent !== RSA_EXPONENT)
+      throw invalid(
+        `The DPoP proof’s RSA key must have ${MIN_RSA_BITS} to ${MAX_RSA_BITS} bits and the exponent 65537.`,
+      );
+  }
   return { key, jwk: fields };
 }
 
@@ -119,8 +131,11 @@ export async function verifyDpopProof(proof: string, expected: DpopExpectations)
   }
   // Item 3: the claims every proof has.
   const { jti, htm, htu, iat } = payload;
-  if (typeof jti !== 'string' || jti === '' || jti.length > MAX_JTI_LENGTH)
-    throw invalid(`The DPoP proof needs a jti of 1 to ${MAX_JTI_LENGTH} characters.`);
+  // The jti is stored (§11.1): no control character, which a store may refuse (PostgreSQL refuses NUL).
+  if (typeof jti !== 'string' || jti === '' || jti.length > MAX_JTI_LENGTH || containsControlCharacter(jti))
+    throw invalid(
+      `The DPoP proof needs a jti of 1 to ${MAX_JTI_LENGTH} characters, none a control character.`,
+    );
   if (htm !== expected.method) throw invalid(`The DPoP proof’s htm must be ${expected.method}.`);
   // Stryker disable next-line ConditionalExpression: equivalent, sameUrl refuses what is not a URL string
   if (typeof htu !== 'string' || !sameUrl(htu, expected.url))
@@ -143,7 +158,9 @@ export async function verifyDpopProof(proof: string, expected: DpopExpectations)
     throw invalid('The DPoP proof’s ath is not the hash of the access token it came with.');
   const jkt = jwkThumbprint(publicJwk);
   // §11.1: one proof, one request.
-  if (!(await expected.useJti(jkt, jti, (iat + MAX_PROOF_AGE_SECONDS + CLOCK_AHEAD_SECONDS) * 1000)))
+  // RFC 7519 §2: iat may have a fraction; the store keeps whole milliseconds.
+  const keepUntil = Math.ceil((iat + MAX_PROOF_AGE_SECONDS + CLOCK_AHEAD_SECONDS) * 1000);
+  if (!(await expected.useJti(jkt, jti, keepUntil)))
     throw invalid('This DPoP proof was used before; make a new one for each request.');
   return { jkt, jti };
 }

@@ -56,12 +56,17 @@ const DPOP_HEADER = /^DPoP +([A-Za-z0-9\-._~+/]+=*) *$/i;
 
 /**
  * The path of the URL a request was sent to, as a client names it in a proof's htu: an absolute-form request target
- * gives its path only (the origin is this server's, never the request's); one that is not a URL gives "", which no
- * htu matches.
+ * gives its path only (the origin is this server's, never the request's). A path that a URL parser would rewrite
+ * (dot segments, "%2e", "//host") gives "", which no htu matches: Express routes the path as sent, so a proof for
+ * "/mcp" must not pass at "/files/%2e%2e/mcp" because both normalise to the same URL.
  */
 function requestPath(originalUrl: string): string {
   const base = 'http://request.invalid';
-  return URL.canParse(originalUrl, base) ? new URL(originalUrl, base).pathname : '';
+  if (!URL.canParse(originalUrl, base)) return '';
+  const { pathname } = new URL(originalUrl, base);
+  // Stryker disable next-line Regex: equivalent, the path group of any string matches
+  const sent = /^(?:[a-z][a-z\d+.-]*:\/\/[^/?#]*)?([^?#]*)/i.exec(originalUrl)![1] || '/';
+  return sent === pathname ? pathname : '';
 }
 
 export function createRequireBearer(

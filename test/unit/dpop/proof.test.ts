@@ -45,6 +45,14 @@ function proof({
   });
 }
 
+/** The base64url of a made-up odd number of `bits` bits: an RSA modulus Node imports without question. */
+function oddModulus(bits: number): string {
+  const bytes = Buffer.alloc(bits / 8, 0xab);
+  bytes[0] = 0xc1;
+  bytes[bytes.length - 1] = 0x01;
+  return bytes.toString('base64url');
+}
+
 function expectations(overrides: Partial<DpopExpectations> = {}) {
   const seen = new Set<string>();
   return {
@@ -115,9 +123,29 @@ test.each<[string, () => string, Partial<DpopExpectations>, RegExp]>([
     'a weak RSA key',
     () => proof({ key: smallRsa.privateKey, alg: 'RS256', jwk: publicJwk(smallRsa.publicKey) }),
     {},
-    /at least 2048 bits/,
+    /2048 to 4096 bits/,
+  ],
+  // A key beyond these costs a hundred times a real one to verify: refused before its signature is checked.
+  [
+    'an RSA key of more than 4096 bits',
+    () => proof({ key: rsa.privateKey, alg: 'RS256', jwk: { kty: 'RSA', e: 'AQAB', n: oddModulus(4104) } }),
+    {},
+    /2048 to 4096 bits and the exponent 65537/,
+  ],
+  [
+    'an RSA key with an exponent other than 65537',
+    () => proof({ key: rsa.privateKey, alg: 'RS256', jwk: { ...publicJwk(rsa.publicKey), e: 'Aw' } }),
+    {},
+    /the exponent 65537/,
   ],
   ['item 3: no jti', () => proof({ claims: { jti: undefined } }), {}, /needs a jti/],
+  // The jti is stored: PostgreSQL refuses a NUL, so the proof is refused first (a 500 otherwise).
+  [
+    'a jti with a control character',
+    () => proof({ claims: { jti: 'a\u0000b' } }),
+    {},
+    /none a control character/,
+  ],
   ['item 8: another method', () => proof({ claims: { htm: 'GET' } }), {}, /htm must be POST/],
   [
     'item 9: another URL',
@@ -334,6 +362,8 @@ describe('what mutation testing showed no test pinned', () => {
 
   test.each([
     ['a jti of 256 characters', { jti: 'j'.repeat(256) }],
+    // RFC 7519 §2: a NumericDate may have a fraction; the store keeps whole milliseconds.
+    ['an iat with a fraction', { iat: NOW / 1000 - 0.25 }],
     ['made 300 seconds ago', { iat: NOW / 1000 - 300 }],
     ['made 60 seconds ahead', { iat: NOW / 1000 + 60 }],
     ['a nonce the server did not ask for', { nonce: 'unasked' }],
@@ -373,4 +403,12 @@ describe('what mutation testing showed no test pinned', () => {
   ])('thumbprint: %s is refused', (_name, jwk, message) => {
     expect(() => jwkThumbprint(jwk)).toThrow(message);
   });
+});
+
+test('the jti is kept until a whole millisecond, also for an iat with a fraction (stores keep integers)', async () => {
+  const kept: number[] = [];
+  const useJti = (_jkt: string, _jti: string, expiresAt: number) => Boolean(kept.push(expiresAt));
+  await verifyDpopProof(proof({ claims: { iat: NOW / 1000 - 0.25 } }), expectations({ useJti }));
+  expect(kept).toEqual([NOW - 250 + 360_000]);
+  expect(Number.isInteger(kept[0])).toBe(true);
 });
