@@ -256,6 +256,8 @@ describe('refusals: each rule, named after the attack it stops', () => {
     ],
     ['a grant for a user this service does not know (findUser null)', { email: 'stranger@example.com' }],
     ['a grant with no jti (draft §3.1)', { jti: undefined }],
+    // The jti is kept in the store, which may refuse it (PostgreSQL refuses NUL): refused first, never a 500.
+    ['a grant whose jti holds a NUL', { jti: 'a\u0000b' }],
   ])('%s', async (_name, spoilt) => {
     const client = await enterpriseClient();
     const now = Math.floor(server.clock.now() / 1000);
@@ -284,6 +286,14 @@ describe('refusals: each rule, named after the attack it stops', () => {
     const other = mountTestApp(server.store, server.clock, options());
     const res = await exchange(client, assertion, {}, other.app);
     expect(res.body.error).toBe('invalid_grant');
+  });
+
+  test('an exp with a fraction (RFC 7519 §2: a NumericDate may have one) is accepted, and the grant is single-use', async () => {
+    const client = await enterpriseClient();
+    const exp = Math.floor(server.clock.now() / 1000) + 60.5;
+    const assertion = idp.mint(claims(client.clientId, { exp }));
+    expect((await exchange(client, assertion)).status).toBe(200);
+    await refused(await exchange(client, assertion));
   });
 
   test('a wider scope asked for than the ID-JAG grants (RFC 6749 §5.2): invalid_scope', async () => {

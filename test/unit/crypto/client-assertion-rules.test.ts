@@ -144,6 +144,12 @@ describe('what is accepted', () => {
     expect(h.used).toEqual([[CLIENT_ID, 'the-jti', (NOW_S + 100 + 30) * 1000]]);
   });
 
+  test('an exp with a fraction (RFC 7519 §2) is kept until a whole millisecond: stores keep integers', async () => {
+    const h = harness([rsaKey()]);
+    await verifyClientAssertion(sign({ claims: { jti: 'j', exp: NOW_S + 100.0004 } }), client, h.checks);
+    expect(h.used).toEqual([[CLIENT_ID, 'j', (NOW_S + 130) * 1000 + 1]]);
+  });
+
   test('the keys are read once, from the cache, when one fits', async () => {
     const h = harness([rsaKey()]);
     await verifyClientAssertion(sign(), client, h.checks);
@@ -323,6 +329,9 @@ describe('forged or misdirected claims', () => {
     ['empty', ''],
     ['a number', 7],
     ['257 characters long', 'j'.repeat(257)],
+    // Kept in the store, which may refuse it (PostgreSQL refuses NUL): a 500 otherwise.
+    ['with a NUL', 'a\u0000b'],
+    ['with a line break', 'a\nb'],
   ])('a jti %s is refused (replay could not be told apart)', async (_name, jti) => {
     const h = harness([rsaKey()]);
     const error = await refusal(sign({ claims: { jti } }), h);
