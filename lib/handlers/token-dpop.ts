@@ -50,5 +50,5 @@ export function requireBoundKey(bound: string | undefined, jkt: string | undefin
   if (bound === undefined) return;
   if (jkt === undefined)
     throw invalidProof(`This ${what} is bound to a DPoP key: send a DPoP proof made with it.`);
-  if (jkt !== bound) throw invalidProof(`This ${what} is bound to another DPoP key than the proof's.`);
+  if (jkt !== bound) throw invalidProof(`This ${what} is bound to another DPoP key than the proof’s.`);
 }

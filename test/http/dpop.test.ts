@@ -150,6 +150,18 @@ describe('the token endpoint (§5)', () => {
     expect(elsewhere.body.error).toBe('invalid_dpop_proof');
   });
 
+  test('the jti is recorded in the store per key, as "dpop <jkt>": every instance, whatever its version, shares it', async () => {
+    const client = await publicClient();
+    const jti = 'recorded-elsewhere';
+    await server.store.useAssertionId!(`dpop ${key.jkt}`, jti, server.clock.now() + 60_000);
+    const res = await (await authorize(client)).exchange(tokenProof({ claims: { jti } }));
+    expect(res.body.error_description).toMatch(/used before/);
+    // Another key's proof may carry the same jti (§11.1: a jti is unique per key).
+    expect((await (await authorize(client)).exchange(tokenProof({ claims: { jti } }, otherKey))).status).toBe(
+      200,
+    );
+  });
+
   test('dpop_bound_access_tokens (§5.2): such a client’s token request without a proof is refused', async () => {
     const client = await publicClient({ dpop_bound_access_tokens: true });
     expect(client.dpop_bound_access_tokens).toBe(true);
@@ -212,9 +224,15 @@ describe('dpop_jkt at the authorization endpoint (§10)', () => {
     const { code, exchange } = await authorize(client, { dpop_jkt: key.jkt });
     const without = await exchange();
     expect(without.status).toBe(400);
-    expect(without.body.error).toBe('invalid_dpop_proof');
+    expect(without.body).toEqual({
+      error: 'invalid_dpop_proof',
+      error_description: 'This authorization code is bound to a DPoP key: send a DPoP proof made with it.',
+    });
     const wrongKey = await exchange(tokenProof({}, otherKey));
-    expect(wrongKey.body.error).toBe('invalid_dpop_proof');
+    expect(wrongKey.body).toEqual({
+      error: 'invalid_dpop_proof',
+      error_description: 'This authorization code is bound to another DPoP key than the proof’s.',
+    });
     // The thumbprint cannot be stripped from the code: the store knows the code by the hash of all of it.
     const stripped = await exchange(tokenProof({}, otherKey), code.slice(code.indexOf('.') + 1));
     expect(stripped.body.error).toBe('invalid_grant');
@@ -240,8 +258,10 @@ describe('refresh tokens bound to the key (§5)', () => {
     const without = await refresh(client, tokens.refresh_token);
     expect(without.status).toBe(400);
     expect(without.body.error).toBe('invalid_dpop_proof');
+    expect(without.body.error_description).toMatch(/^This refresh token is bound to a DPoP key/);
     const wrongKey = await refresh(client, tokens.refresh_token, tokenProof({}, otherKey));
     expect(wrongKey.body.error).toBe('invalid_dpop_proof');
+    expect(wrongKey.body.error_description).toMatch(/^This refresh token is bound to another DPoP key/);
     // Stripping the thumbprint gives a token the store never issued.
     const [grantId, , secret] = tokens.refresh_token.split('.');
     const stripped = await refresh(client, `${grantId}.${secret}`);
@@ -404,6 +424,13 @@ describe('the protected resource (§7)', () => {
     expect(res.status).toBe(401);
     expect(res.headers['www-authenticate']).toMatch(/^DPoP .*error="invalid_token"/);
   });
+});
+
+test('dpop: true is the default spelt out', async () => {
+  server.close();
+  server = createTestServer({ dpop: true });
+  const client = await publicClient();
+  expect((await (await authorize(client)).exchange(tokenProof())).body.token_type).toBe('DPoP');
 });
 
 describe('with DPoP turned off (dpop: false)', () => {

@@ -405,6 +405,13 @@ describe('what mutation testing showed no test pinned', () => {
   });
 });
 
+test('an RSA key of exactly 4096 bits is not refused for its size (its made-up signature is what fails)', async () => {
+  const jwk = { kty: 'RSA', e: 'AQAB', n: oddModulus(4096) };
+  await expect(
+    verifyDpopProof(proof({ key: rsa.privateKey, alg: 'RS256', jwk }), expectations()),
+  ).rejects.toThrow(/signature does not verify/);
+});
+
 test('the jti is kept until a whole millisecond, also for an iat with a fraction (stores keep integers)', async () => {
   const kept: number[] = [];
   const useJti = (_jkt: string, _jti: string, expiresAt: number) => Boolean(kept.push(expiresAt));
