@@ -90,6 +90,7 @@ export function createRequireBearer(
     const metadataUrl = protectedResourceMetadataUrl(resource);
     const routeScope = needed.length ? needed.join(' ') : undefined;
     const expected = { issuer: config.issuer, audience: resource };
+    // Stryker disable next-line ObjectLiteral: equivalent, refuseBearer's default algorithms are the same list
     const bearerChallenge: DpopChallengeOptions | undefined = dpop && { algorithms: dpop.algorithms };
     const dpopChallenge: DpopChallengeOptions | undefined = dpop && {
       algorithms: dpop.algorithms,
@@ -100,6 +101,7 @@ export function createRequireBearer(
 
     return function checkBearerToken(req, res, next) {
       const header = req.headers.authorization;
+      // Stryker disable next-line ConditionalExpression: equivalent, a shortcut: "undefined" matches neither scheme below
       if (!header) return refuse(res, undefined);
       // Another scheme (Basic, say) counts as no credentials at all (RFC 6750 §3.1); so does DPoP while it is off.
       const usedDpop = !/^bearer /i.test(header);
@@ -200,6 +202,7 @@ export function createRequireBearer(
             );
         } catch (error) {
           // §7.1: at a protected resource a bad proof is a 401, as any other credential problem.
+          // Stryker disable next-line ConditionalExpression,LogicalOperator: equivalent, every other OAuthError here is a 401 invalid_token already
           if (isOAuthError(error) && error.code === 'invalid_dpop_proof')
             throw new OAuthError(error.code, error.description, { status: 401 });
           throw error;
@@ -236,6 +239,7 @@ export function createRequireBearer(
             grantId: claims.grant_id,
             expiresAt: claims.exp,
             resource: resourceUrl,
+            // Stryker disable next-line ConditionalExpression: equivalent, only "jkt" in auth tells { jkt: undefined } from no jkt
             ...(jkt === undefined ? {} : { jkt }),
             extra: { userId: claims.sub, grantId: claims.grant_id },
           };

@@ -243,6 +243,14 @@ describe('a stolen bound access token at the resource (§7)', () => {
         );
         expect([target, answer.status]).toEqual([target, 401]);
       }
+      // An absolute-form target with no path is the root, as a URL parser reads it.
+      server.app.post('/', server.oauth.requireBearer(), (_req, res) => res.json({ ok: true }));
+      const root = await exchange(
+        live.port,
+        `POST http://127.0.0.1:4000 HTTP/1.1\r\nHost: 127.0.0.1:4000\r\nAuthorization: DPoP ${token}\r\n` +
+          `DPoP: ${resourceProof(token, { htu: `${ISSUER}/` })}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n`,
+      );
+      expect(root.status).toBe(200);
       // The same route with a proof for its own path passes: the rule refuses only a rewritten path.
       const own = `${ISSUER}/files/report`;
       const answer = await exchange(

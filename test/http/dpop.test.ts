@@ -400,6 +400,66 @@ describe('the protected resource (§7)', () => {
     expect(res.headers['www-authenticate']).toMatch(new RegExp(`^DPoP ${METADATA}, error="${error}"`));
   });
 
+  test('each refusal says what to send (word for word), in the DPoP scheme', async () => {
+    const { tokens } = await boundTokens();
+    const token = tokens.access_token;
+    const plain = (await (await authorize(await publicClient())).exchange()).body.access_token as string;
+    const cases: Array<[string, string | undefined, string]> = [
+      [`DPoP ${token}`, undefined, 'Send a DPoP proof in the DPoP header with the token.'],
+      [
+        `DPoP ${token}`,
+        resourceProof(token, {}, otherKey),
+        'The DPoP proof is made with another key than the token’s.',
+      ],
+      [
+        `DPoP ${plain}`,
+        resourceProof(plain),
+        'This access token is not DPoP-bound: send it as "Authorization: Bearer <token>".',
+      ],
+      [`DPoP ${token} extra`, resourceProof(token), 'Send the token as "Authorization: DPoP <token>".'],
+    ];
+    for (const [authorization, proof, description] of cases) {
+      const res = await callResource(authorization, proof);
+      expect([res.status, res.body.error_description]).toEqual([expect.any(Number), description]);
+      expect(res.headers['www-authenticate']).toMatch(/^DPoP /);
+    }
+  });
+
+  test('the resource records a proof’s jti in the store per key, as the token endpoint does ("dpop <jkt>")', async () => {
+    const { tokens } = await boundTokens();
+    const jti = 'seen-by-another-instance';
+    await server.store.useAssertionId!(`dpop ${key.jkt}`, jti, server.clock.now() + 60_000);
+    const res = await callResource(
+      `DPoP ${tokens.access_token}`,
+      resourceProof(tokens.access_token, { claims: { jti } }),
+    );
+    expect(res.body.error_description).toMatch(/used before/);
+  });
+
+  test('the scheme may be followed by several spaces, as Bearer may (RFC 7235 §2.1)', async () => {
+    const { tokens } = await boundTokens();
+    const res = await callResource(`DPoP   ${tokens.access_token}`, resourceProof(tokens.access_token));
+    expect(res.status).toBe(200);
+  });
+
+  test('another scheme that merely contains "DPoP " is no credential: the bare challenges', async () => {
+    const { tokens } = await boundTokens();
+    const res = await callResource(`Basic dpop ${tokens.access_token}`, resourceProof(tokens.access_token));
+    expect(res.status).toBe(401);
+    expect(res.body.error_description).toBe('An access token is required.');
+    expect(res.headers['www-authenticate']).toBe(`Bearer ${METADATA}, DPoP algs="ES256 RS256 PS256"`);
+  });
+
+  test('a store that cannot be reached while the proof is recorded: 503 with Retry-After, never a 401 or 500', async () => {
+    const { tokens } = await boundTokens();
+    server.store.useAssertionId = () => {
+      throw Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });
+    };
+    const res = await callResource(`DPoP ${tokens.access_token}`, resourceProof(tokens.access_token));
+    expect(res.status).toBe(503);
+    expect(res.headers['retry-after']).toBe('5');
+  });
+
   test('a proof is good for one request (§11.1)', async () => {
     const { tokens } = await boundTokens();
     const proof = resourceProof(tokens.access_token);

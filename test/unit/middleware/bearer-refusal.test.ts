@@ -70,3 +70,27 @@ test.each([
   // The body keeps the description as it was.
   expect(res.body.error_description).toBe(description);
 });
+
+test('without an error: 401 invalid_token "An access token is required.", no-store', async () => {
+  const res = await answer(undefined);
+  expect(res.body).toEqual({ error: 'invalid_token', error_description: 'An access token is required.' });
+  expect(res.headers['cache-control']).toBe('no-store');
+});
+
+test.each([
+  ['nothing exposed yet', undefined, 'WWW-Authenticate'],
+  ['what the host app exposes is kept', 'Mcp-Session-Id', 'Mcp-Session-Id, WWW-Authenticate'],
+  [
+    'already exposed (in any case): unchanged',
+    'Mcp-Session-Id, www-authenticate',
+    'Mcp-Session-Id, www-authenticate',
+  ],
+])('CORS: %s', async (_name, before, after) => {
+  const app = express();
+  app.get('/', (_req, res) => {
+    if (before !== undefined) res.setHeader('Access-Control-Expose-Headers', before);
+    refuseBearer(res, URL_, invalid);
+  });
+  const res = await request(app).get('/');
+  expect(res.headers['access-control-expose-headers']).toBe(after);
+});
