@@ -62,9 +62,12 @@ const DPOP_HEADER = /^DPoP +([A-Za-z0-9\-._~+/]+=*) *$/i;
  */
 function requestPath(originalUrl: string): string {
   const base = 'http://request.invalid';
+  // Not reached through Express, which routes no target a URL parser refuses (Node passes "http://[" on, Express
+  // answers 404); kept so that new URL below can never throw.
+  // Stryker disable next-line all: not reached (above)
   if (!URL.canParse(originalUrl, base)) return '';
   const { pathname } = new URL(originalUrl, base);
-  // Stryker disable next-line Regex: equivalent, the path group of any string matches
+  // Stryker disable next-line Regex,StringLiteral: equivalent, any string has a path group; an empty path reads as "/"
   const sent = /^(?:[a-z][a-z\d+.-]*:\/\/[^/?#]*)?([^?#]*)/i.exec(originalUrl)![1] || '/';
   return sent === pathname ? pathname : '';
 }
