@@ -2,50 +2,18 @@
 // app: discovery (RFC 8414) and registration (RFC 7591) of a client with no secret, the code flow with PKCE and
 // dpop_jkt (§10), the code redeemed and the refresh token refreshed with proofs (§5), the bound refresh token refused
 // without a proof or with another key, a tool call on /mcp with the bound token (§7.1), and the same token refused as
-// Bearer. The user's part (sign in, Allow) is played by a scripted browser with a cookie jar, as in
-// test/helpers/openid-client-driver.mjs. Args: base URL, email, password. Prints one JSON line of observations.
+// Bearer. The user's part (sign in, Allow) is played by a scripted browser with a cookie jar
+// (test/helpers/scripted-browser.mjs). Args: base URL, email, password. Prints one JSON line of observations.
 import { createHash } from 'node:crypto';
 import * as client from 'openid-client';
+import { createScriptedBrowser } from '../helpers/scripted-browser.mjs';
 
 const [base, email, password] = process.argv.slice(2);
 const redirectUri = 'http://127.0.0.1:9/callback';
 const scope = 'fakture:read clients:read';
 const mcpUrl = `${base}/mcp`;
-const cookies = new Map();
 
-async function browse(url, init = {}) {
-  const headers = { ...(init.headers ?? {}), Cookie: [...cookies].map(([k, v]) => `${k}=${v}`).join('; ') };
-  const res = await fetch(url, { ...init, headers, redirect: 'manual' });
-  for (const line of res.headers.getSetCookie()) {
-    const [pair] = line.split(';');
-    const index = pair.indexOf('=');
-    cookies.set(pair.slice(0, index), pair.slice(index + 1));
-  }
-  return res;
-}
-
-function form(html) {
-  const action = /<form[^>]*action="([^"]+)"/.exec(html)[1].replace(/&amp;/g, '&');
-  const fields = [...html.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)"/g)].map((m) => [
-    m[1],
-    m[2],
-  ]);
-  // Ticked checkboxes (the consent page's scopes), sent as a browser sends them.
-  fields.push(
-    ...[...html.matchAll(/<input type="checkbox"[^>]* name="([^"]+)" value="([^"]*)" checked>/g)].map((m) => [
-      m[1],
-      m[2],
-    ]),
-  );
-  return { action, fields };
-}
-
-const post = (action, fields) =>
-  browse(action, {
-    method: 'POST',
-    headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams(fields),
-  });
+const { browse, form, post } = createScriptedBrowser();
 
 /**
  * The user's part of one authorization: sign in if the page asks for it (the session cookie spares a second

@@ -16,7 +16,7 @@ import { ConfigError, readConfig } from '../../example-app/config';
 import { createUser } from '../../example-app/users';
 import { ROOT, startInstance } from '../helpers/app-process';
 import { resolveToLoopback } from '../helpers/document-server';
-import { startEnterpriseIdp, type EnterpriseIdp } from '../helpers/enterprise-idp';
+import { idJagFor, startEnterpriseIdp, type EnterpriseIdp } from '../helpers/enterprise-idp';
 import { APP_USER, startExampleApp, type RunningExampleApp } from '../helpers/example-app';
 import { freePort } from '../helpers/ports';
 import { testCa } from '../helpers/test-ca';
@@ -69,20 +69,9 @@ async function enterpriseApp(env: Record<string, string>, extra: string[] = []):
   return JSON.parse(result.stdout.trim().split('\n').pop()!) as CreatedClient;
 }
 
-/** The ID-JAG an IdP mints for `email`, for the app at `base` and the client `clientId`. */
-const idJag = (from: EnterpriseIdp, base: string, clientId: string, claims: Record<string, unknown> = {}) => {
-  const now = Math.floor(Date.now() / 1000);
-  return from.mint({
-    sub: `idp-user-${randomUUID()}`,
-    email: APP_USER.email,
-    aud: base,
-    client_id: clientId,
-    resource: `${base}/mcp`,
-    iat: now,
-    exp: now + 120,
-    ...claims,
-  });
-};
+/** The ID-JAG an IdP mints for the app's user, for the app at `base` and the client `clientId`. */
+const idJag = (from: EnterpriseIdp, base: string, clientId: string, claims: Record<string, unknown> = {}) =>
+  idJagFor(from, { base, clientId, email: APP_USER.email }, claims);
 
 /** The token endpoint's answer to the jwt-bearer grant, the client authenticated with its secret or a signed JWT. */
 async function exchange(

@@ -10,13 +10,12 @@
 // SQLite and, when DATABASE_URL is set, on PostgreSQL: the ID-JAG's jti record, the grants and the DPoP proofs' replay
 // cache live in the store, so each store must keep them.
 import { execFile } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { createOperatorClient, JWT_BEARER_GRANT } from '../../example-app/operator-clients';
 import { createUser } from '../../example-app/users';
 import { resolveToLoopback } from '../helpers/document-server';
-import { startEnterpriseIdp, type EnterpriseIdp } from '../helpers/enterprise-idp';
+import { idJagFor, startEnterpriseIdp, type EnterpriseIdp } from '../helpers/enterprise-idp';
 import { startExampleApp, type RunningExampleApp } from '../helpers/example-app';
 import { createTestDatabase, type TestDatabase } from '../helpers/postgres-database';
 import { describeWith } from '../helpers/services';
@@ -84,19 +83,8 @@ beforeAll(async () => {
 afterAll(() => idp?.stop());
 
 /** An ID-JAG the IdP issues for Dana, to the app at `base`, for the client `clientId` (draft §3.1's claims). */
-const idJagFor = (base: string, clientId: string, claims: Record<string, unknown> = {}) => {
-  const now = Math.floor(Date.now() / 1000);
-  return idp.mint({
-    sub: `idp-user-${randomUUID()}`,
-    email: DANA.email,
-    aud: base,
-    client_id: clientId,
-    resource: `${base}/mcp`,
-    iat: now,
-    exp: now + 120,
-    ...claims,
-  });
-};
+const danasIdJag = (base: string, clientId: string, claims: Record<string, unknown> = {}) =>
+  idJagFor(idp, { base, clientId, email: DANA.email }, claims);
 
 /** What get_company must answer with any of Dana's tokens: her company, through the tool, without error. */
 const danasCompany = {
@@ -151,7 +139,7 @@ function operatorGrantsOn(store: { env(): Promise<Record<string, string>>; drop(
   });
 
   test('jwt-bearer without DPoP: a Bearer token for the ID-JAG’s user and no refresh token; the tool answers her company; the same ID-JAG again is invalid_grant', async () => {
-    const assertion = idJagFor(app.baseUrl, enterprise.clientId);
+    const assertion = danasIdJag(app.baseUrl, enterprise.clientId);
     const seen = await drive(app.baseUrl, [
       // RFC 6749 §3.3 and the extension §7.2.1: the scope asked for narrows what the ID-JAG grants.
       { name: 'bearer', grant: 'jwt-bearer', ...enterprise, assertion, scope: 'company:read', dpop: false },
@@ -188,7 +176,7 @@ function operatorGrantsOn(store: { env(): Promise<Record<string, string>>; drop(
         grant: 'jwt-bearer',
         ...enterprise,
         // No scope parameter: the token gets what the ID-JAG's scope claim grants (the extension §7.6.2).
-        assertion: idJagFor(app.baseUrl, enterprise.clientId, { scope: 'company:read clients:read' }),
+        assertion: danasIdJag(app.baseUrl, enterprise.clientId, { scope: 'company:read clients:read' }),
         dpop: true,
       },
     ]);

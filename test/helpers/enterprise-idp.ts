@@ -75,3 +75,25 @@ export const strayKey = (kid: string) => {
   const { privateKey } = newKey(kid);
   return { privateKey, kid };
 };
+
+/**
+ * The ID-JAG `idp` issues for the user with `email`, to the app at `base` and its client `clientId`, for the app's
+ * /mcp (draft-ietf-oauth-identity-assertion-authz-grant §3.1's claims), valid for two minutes.
+ */
+export function idJagFor(
+  idp: EnterpriseIdp,
+  { base, clientId, email }: { base: string; clientId: string; email: string },
+  claims: Record<string, unknown> = {},
+): string {
+  const now = Math.floor(Date.now() / 1000);
+  return idp.mint({
+    sub: `idp-user-${randomUUID()}`,
+    email,
+    aud: base,
+    client_id: clientId,
+    resource: `${base}/mcp`,
+    iat: now,
+    exp: now + 120,
+    ...claims,
+  });
+}

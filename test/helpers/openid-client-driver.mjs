@@ -2,44 +2,12 @@
 // (RFC 7591), the code flow with PKCE and iss checking (RFC 9207), refresh, revocation. The user's part (sign in,
 // Allow) is played by a scripted browser with a cookie jar. Prints one JSON line of results.
 import * as client from 'openid-client';
+import { createScriptedBrowser } from './scripted-browser.mjs';
 
 const [base, email, password] = process.argv.slice(2);
 const redirectUri = 'http://127.0.0.1:9/callback';
-const cookies = new Map();
 
-async function browse(url, init = {}) {
-  const headers = { ...(init.headers ?? {}), Cookie: [...cookies].map(([k, v]) => `${k}=${v}`).join('; ') };
-  const res = await fetch(url, { ...init, headers, redirect: 'manual' });
-  for (const line of res.headers.getSetCookie()) {
-    const [pair] = line.split(';');
-    const index = pair.indexOf('=');
-    cookies.set(pair.slice(0, index), pair.slice(index + 1));
-  }
-  return res;
-}
-
-function form(html) {
-  const action = /<form[^>]*action="([^"]+)"/.exec(html)[1].replace(/&amp;/g, '&');
-  const fields = [...html.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)"/g)].map((m) => [
-    m[1],
-    m[2],
-  ]);
-  // Ticked checkboxes (the consent page's scopes), sent as a browser sends them.
-  fields.push(
-    ...[...html.matchAll(/<input type="checkbox"[^>]* name="([^"]+)" value="([^"]*)" checked>/g)].map((m) => [
-      m[1],
-      m[2],
-    ]),
-  );
-  return { action, fields };
-}
-
-const post = (action, fields) =>
-  browse(action, {
-    method: 'POST',
-    headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams(fields),
-  });
+const { browse, form, post } = createScriptedBrowser();
 
 const config = await client.dynamicClientRegistration(
   new URL(base),
