@@ -25,6 +25,7 @@ import {
   type EnterpriseIdpOptions,
 } from './grants/id-jag-options';
 import { parseDpopOptions, type DpopConfig, type DpopOptions } from './dpop/options';
+import { parsePageOptions, type PageOptions, type PagesConfig } from './i18n/options';
 
 export interface BearerCacheOptions {
   /** How many verified tokens to remember (the oldest go first). 0 turns the token cache off. Default 10,000. */
@@ -93,6 +94,11 @@ export interface OAuthRouterOptions {
   rateLimits?: RateLimitOptions | false;
   /** Absolute paths of EJS templates that replace the built-in pages. */
   views?: { login?: string; consent?: string; error?: string };
+  /**
+   * The built-in pages' languages (English built in; each page in the one that best fits Accept-Language), a language
+   * to force, a logo and an accent colour.
+   */
+  pages?: PageOptions;
   /** The service's name, shown on the pages. Default "this service". */
   serviceName?: string;
   /** A URL of human-readable documentation, published as service_documentation. */
@@ -170,6 +176,7 @@ export interface OAuthConfig {
   secret: Buffer;
   rateLimits: RateLimitConfig | false;
   views: { login?: string; consent?: string; error?: string };
+  pages: PagesConfig;
   serviceName: string;
   serviceDocumentation: string | undefined;
   secureCookies: boolean;
@@ -347,6 +354,7 @@ export function parseOptions(options: OAuthRouterOptions): OAuthConfig {
     secret,
     rateLimits: options.rateLimits === false ? false : parseRateLimits(options.rateLimits ?? {}, fail),
     views,
+    pages: parsePageOptions(options.pages, fail),
     serviceName: options.serviceName ?? 'this service',
     serviceDocumentation: options.serviceDocumentation,
     secureCookies: issuerUrl.protocol === 'https:',

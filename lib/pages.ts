@@ -7,6 +7,10 @@ import ejs from 'ejs';
 import type { RequestHandler, Response } from 'express';
 import helmet from 'helmet';
 import type { OAuthConfig } from './options';
+import { negotiateLanguage } from './i18n/negotiate';
+import type { PageMessageKey } from './i18n/messages';
+import { renderMessage } from './i18n/translate';
+import type { ResolvedLanguage } from './i18n/options';
 
 export type PageName = 'login' | 'consent' | 'error';
 
@@ -30,8 +34,34 @@ function builtInViews(): string {
  */
 export const PAGE_STYLESHEET: string = readFileSync(join(builtInViews(), 'styles.css'), 'utf8');
 
+/**
+ * What a page shows in the negotiated language beyond its messages: each scope's description, and for an error the
+ * catalogue's text for its code (with the server's own description kept as a detail).
+ */
+function localised(
+  page: PageName,
+  data: Record<string, unknown>,
+  language: ResolvedLanguage,
+): Record<string, unknown> {
+  const extra: Record<string, unknown> = {};
+  // The sign-in page's own errors come as message keys; a template gets them as text, as it always did.
+  if (typeof data.errorKey === 'string') extra.error = language.messages[data.errorKey as PageMessageKey];
+  if (Array.isArray(data.scopes)) {
+    extra.scopes = (data.scopes as Array<{ name: string; description: string }>).map((scope) => ({
+      ...scope,
+      description: language.scopes[scope.name] ?? scope.description,
+    }));
+  }
+  const code = data.error;
+  if (page === 'error' && typeof code === 'string' && Object.hasOwn(language.errors, code)) {
+    extra.errorText = language.errors[code];
+  }
+  return extra;
+}
+
 export function createPages(config: OAuthConfig): Pages {
   const viewsDir = builtInViews();
+  const served = [...config.pages.languages.keys()];
   const files: Record<PageName, string> = {
     login: config.views.login ?? join(viewsDir, 'login.ejs'),
     consent: config.views.consent ?? join(viewsDir, 'consent.ejs'),
@@ -75,6 +105,12 @@ export function createPages(config: OAuthConfig): Pages {
     },
 
     async render(res, page, data, status = 200) {
+      const { pages } = config;
+      // The browser's language when the pages speak it (RFC 9110 §12.5.4), unless the host app forces one.
+      const tag = pages.forced ?? negotiateLanguage(res.req.headers['accept-language'], served, 'en');
+      const language = pages.languages.get(tag)!;
+      const t = (key: PageMessageKey, values?: Record<string, unknown>) =>
+        renderMessage(language.messages[key], values);
       const html = await ejs.renderFile(
         files[page],
         {
@@ -83,9 +119,17 @@ export function createPages(config: OAuthConfig): Pages {
           styles: PAGE_STYLESHEET,
           error: undefined,
           ...data,
+          ...localised(page, data, language),
+          lang: tag,
+          t,
+          logoUrl: pages.logoUrl,
+          accentColor: pages.accentColor,
         },
         { cache: true, async: false },
       );
+      res.setHeader('Content-Language', tag);
+      // The same URL answers in several languages: a cache must key on the header that chose (RFC 9110 §12.5.5).
+      if (!pages.forced) res.vary('Accept-Language');
       // The policy middleware only sets a header, synchronously.
       contentSecurityPolicy(res.req, res, () => undefined);
       res.status(status).type('html').send(html);

@@ -6,14 +6,13 @@ import { timeOrderedId } from '../crypto/time-ordered-id';
 import { hashSecret, randomSecret } from '../crypto/secrets';
 import { decisionPath, signInPath } from '../paths';
 import { OAuthError } from '../errors';
+import type { PageMessageKey } from '../i18n/messages';
 import { clientRedirect, type RedirectTarget } from '../util/redirect-uri';
 import type { OAuthUser } from '../options';
 import type { GrantRecord } from '../store/types';
 import { readParam } from '../util/params';
 import { formActionSource, isLoopbackRedirect } from '../util/redirect-uri';
 import { validateAuthorizationRequest, type AuthorizationRequest } from './request';
-
-const SIGN_IN_FAILED = 'The email or password is incorrect.';
 
 function markAsPage(res: Response, request?: AuthorizationRequest): void {
   res.locals.oauthPage = true;
@@ -28,7 +27,7 @@ function renderSignIn(
   req: Request,
   res: Response,
   request: AuthorizationRequest,
-  extra: { email?: string; error?: string; status?: number } = {},
+  extra: { email?: string; errorKey?: PageMessageKey; status?: number } = {},
 ) {
   const fields = ctx.session.formFields(req, res, request.params);
   return ctx.pages.render(
@@ -40,7 +39,8 @@ function renderSignIn(
       clientName: describeClient(request.client).name,
       client: describeClient(request.client),
       email: extra.email ?? '',
-      error: extra.error,
+      // Rendered in the page's language (pages.ts).
+      errorKey: extra.errorKey,
     },
     extra.status,
   );
@@ -113,7 +113,7 @@ export function signInHandler(ctx: PageDeps & Pick<OAuthContext, 'emit'>): Reque
     // One message for an unknown email and a wrong password, so the form does not reveal who has an account.
     if (!user) {
       ctx.emit(req, 'sign_in.failed', { clientId, reason: 'bad_credentials' });
-      return renderSignIn(ctx, req, res, request, { email, error: SIGN_IN_FAILED, status: 401 });
+      return renderSignIn(ctx, req, res, request, { email, errorKey: 'signIn.failed', status: 401 });
     }
     if (typeof user.id !== 'string' || !user.id)
       throw new Error('authenticateUser returned a user without a string id.');
@@ -143,8 +143,7 @@ export function decisionHandler(ctx: PageDeps & Pick<OAuthContext, 'emit' | 'sto
   return handle(async function consentDecision(req, res) {
     const request = await openForm(ctx, req, res);
     const user = await ctx.session.currentUser(req);
-    if (!user)
-      return renderSignIn(ctx, req, res, request, { error: 'Your sign-in has expired; sign in again.' });
+    if (!user) return renderSignIn(ctx, req, res, request, { errorKey: 'signIn.expired' });
     const clientId = request.client.clientId;
     const decision = readParam(req.body, 'decision');
     const scopes = decision === 'allow' ? grantedScopes(req.body, request.scopes) : [];

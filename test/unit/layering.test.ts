@@ -19,6 +19,8 @@ const FORBIDDEN: Record<string, string[]> = {
   crypto: [...HTTP, 'cimd', 'options', 'grants', 'keys'],
   // DPoP proofs (RFC 9449) are checked like client assertions: by crypto alone, whatever endpoint they come to.
   dpop: [...HTTP, 'cimd', 'options', 'grants', 'keys'],
+  // The pages' words and the language negotiation: text only, nothing of the server.
+  i18n: [...HTTP, 'cimd', 'options', 'store', 'crypto', 'grants', 'keys', 'dpop'],
   grants: [...HTTP, 'cimd', 'options'],
   keys: [...HTTP, 'cimd', 'options', 'grants'],
   cimd: HTTP,

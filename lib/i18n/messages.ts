@@ -1,0 +1,54 @@
+// The words of the built-in pages (sign-in, consent, error), English built in. A message is plain text with
+// {placeholders} for what a page fills in and two marks of emphasis: **bold** and `code`. Nothing else of HTML is
+// read: a catalogue's text is escaped, so a translation cannot change the page's markup.
+
+/** Every message of the built-in pages, by key, in English. */
+export const ENGLISH_MESSAGES = {
+  'signIn.title': 'Sign in',
+  'signIn.heading': 'Sign in to {service}',
+  'signIn.documentClient':
+    '**{host}** (an app calling itself {name}) wants to connect to your account. Sign in to continue.',
+  'signIn.client': '**{name}** wants to connect to your account. Sign in to continue.',
+  'signIn.email': 'Email',
+  'signIn.password': 'Password',
+  'signIn.submit': 'Sign in',
+  'signIn.failed': 'The email or password is incorrect.',
+  'signIn.expired': 'Your sign-in has expired; sign in again.',
+  'consent.title': 'Allow access',
+  'consent.heading': '{client} wants access to your {service} account',
+  'consent.documentClient':
+    'Published by **{host}**, at `{url}`. It calls itself **{name}**: a name it chose, which nobody has verified.',
+  'consent.selfRegistered': 'Self-registered app: it named itself, and nobody has verified that name.',
+  'consent.signedInAs': 'Signed in as {user}. After you decide, you return to `{host}`.',
+  'consent.localhostOnly':
+    'This app only ever returns to **your own computer** (localhost). Any program running on this computer could ' +
+    'be behind it. Allow only if you just started this connection yourself, from {name} on this computer.',
+  'consent.willBeAbleTo': 'It will be able to:',
+  'consent.untick': 'Untick what you do not want to allow.',
+  'consent.deny': 'Deny',
+  'consent.allow': 'Allow',
+  'error.title': 'Something went wrong',
+  'error.heading': 'This request cannot continue',
+  'error.code': 'Error: `{code}` (HTTP {status}).',
+  'error.untrusted': 'The app that sent you here should be told; continue only if you trust `{host}`.',
+  'error.returnTo': 'Return to {host}',
+  'error.goBack': 'Go back to the app you came from and try connecting again.',
+  /** Shown under a translated error, with the server's own (English) description. */
+  'error.detail': 'Details: {detail}',
+} as const;
+
+/** The key of a message of the built-in pages. */
+export type PageMessageKey = keyof typeof ENGLISH_MESSAGES;
+
+/** A language of the pages: its messages (any left out are English), scope descriptions and error texts. */
+export interface PageLanguage {
+  /** Messages by key (see ENGLISH_MESSAGES); any left out are shown in English. */
+  messages?: Partial<Record<PageMessageKey, string>>;
+  /** What each scope lets an app do, in this language (the `scopes` option's words otherwise). */
+  scopes?: Readonly<Record<string, string>>;
+  /**
+   * What an error means, by OAuth error code (`access_denied`, `invalid_request`...), shown on the error page in
+   * place of the server's English description, which follows as a detail. Without one, the description alone.
+   */
+  errors?: Readonly<Record<string, string>>;
+}

@@ -1,0 +1,40 @@
+// The language of a page, from the browser's Accept-Language (RFC 9110 §12.5.4): the languages it names, most
+// preferred first (q), each matched exactly or by its primary subtag (RFC 4647 §3.4 lookup: "de-AT" finds "de"), the
+// first one served wins (or, for "pt", a served "pt-BR"); "*" and anything unknown fall back.
+
+/** At most this many entries of the header are read: a browser sends a handful. */
+const MAX_ENTRIES = 20;
+
+/**
+ * The served language that best fits `header`, or `fallback`. `served` are language tags as the host app spelt them
+ * ("en", "pt-BR"); the answer is one of them, spelt so.
+ */
+export function negotiateLanguage(
+  header: string | undefined,
+  served: readonly string[],
+  fallback: string,
+): string {
+  if (!header) return fallback;
+  const byLower = new Map(served.map((tag) => [tag.toLowerCase(), tag]));
+  const wanted = header
+    .split(',')
+    .slice(0, MAX_ENTRIES)
+    .map((entry, index) => {
+      const [range = '', ...parameters] = entry.trim().split(';');
+      const q = parameters.map((p) => /^\s*q\s*=\s*([01](?:\.\d{0,3})?)\s*$/i.exec(p)).find(Boolean);
+      return { range: range.trim().toLowerCase(), q: q ? Number(q[1]) : 1, index };
+    })
+    .filter((entry) => entry.range !== '' && entry.q > 0)
+    // Most preferred first; equal weights keep the order the browser gave.
+    .sort((a, b) => b.q - a.q || a.index - b.index);
+  for (const { range } of wanted) {
+    if (range === '*') return fallback;
+    const exact = byLower.get(range);
+    if (exact) return exact;
+    const language = range.split('-')[0]!;
+    const primary =
+      byLower.get(language) ?? served.find((tag) => tag.toLowerCase().startsWith(`${language}-`));
+    if (primary) return primary;
+  }
+  return fallback;
+}
