@@ -39,6 +39,18 @@ export type { ScopeCatalogue } from './util/scopes';
 /** Where each endpoint lives below the issuer (the `paths` option), and the defaults. */
 export type { EndpointPaths } from './paths';
 export { DEFAULT_PATHS } from './paths';
+/** The languages of the built-in pages (the `pages` option): a catalogue, and every message key. */
+export type { PageOptions } from './i18n/options';
+export type { PageLanguage, PageMessageKey } from './i18n/messages';
+/** The English words of the built-in pages, by key: what a catalogue of another language translates. */
+export { ENGLISH_MESSAGES } from './i18n/messages';
+/**
+ * The language of a request from its Accept-Language (RFC 9110 §12.5.4): one of the tags served, or the fallback;
+ * for a host app's own pages to speak the language the built-in pages chose.
+ */
+export { negotiateLanguage } from './i18n/negotiate';
+/** A message as HTML: its text escaped, **bold** and `code` marked, each {placeholder} replaced by its escaped value. */
+export { renderMessage } from './i18n/translate';
 /** The built-in pages' stylesheet (CSS text), for a host app's own pages to look like the consent page. */
 export { PAGE_STYLESHEET } from './pages';
 
