@@ -61,6 +61,14 @@ describe('README.md', () => {
   });
 });
 
+test('docs/pages.md lists every message of the built-in pages with its English words', () => {
+  const rows = read('docs/pages.md').split('\n');
+  for (const [key, text] of Object.entries(library.ENGLISH_MESSAGES)) {
+    const row = rows.find((line) => line.startsWith(`| \`${key}\` `));
+    expect([key, row?.includes(text)]).toEqual([key, true]);
+  }
+});
+
 describe.each(DOCS)('%s', (doc) => {
   const text = read(doc);
   const { blocks, prose } = parse(doc);

@@ -1,7 +1,5 @@
 // The pages option: languages merged over English, a forced language, brand settings; every mistake fails at start
 // with a message that says what to change.
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { ENGLISH_MESSAGES } from '../../../lib/i18n/messages';
 import { parsePageOptions, type PageOptions } from '../../../lib/i18n/options';
 
@@ -68,11 +66,3 @@ test.each([['https://cdn.example/logo.svg'], ['data:image/png;base64,iVBORw0KGgo
     });
   },
 );
-
-test('docs/pages.md lists every message with its English words', () => {
-  const doc = readFileSync(join(__dirname, '../../../docs/pages.md'), 'utf8');
-  for (const [key, text] of Object.entries(ENGLISH_MESSAGES)) {
-    const row = doc.split('\n').find((line) => line.startsWith(`| \`${key}\` `));
-    expect([key, row?.includes(text)]).toEqual([key, true]);
-  }
-});
