@@ -20,11 +20,12 @@ export function negotiateLanguage(
     .split(',')
     .slice(0, MAX_ENTRIES)
     .map((entry, index) => {
-      const [range = '', ...parameters] = entry.trim().split(';');
+      // split always gives a first part: the range.
+      const [range, ...parameters] = entry.split(';') as [string, ...string[]];
       const q = parameters.map((p) => /^\s*q\s*=\s*([01](?:\.\d{0,3})?)\s*$/i.exec(p)).find(Boolean);
       return { range: range.trim().toLowerCase(), q: q ? Number(q[1]) : 1, index };
     })
-    .filter((entry) => entry.range !== '' && entry.q > 0)
+    .filter((entry) => entry.q > 0)
     // Most preferred first; equal weights keep the order the browser gave.
     .sort((a, b) => b.q - a.q || a.index - b.index);
   for (const { range } of wanted) {

