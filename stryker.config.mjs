@@ -35,6 +35,7 @@ export default {
     'lib/mcp/**/*.ts',
     'lib/handlers/introspect.ts',
     'lib/handlers/token-dpop.ts',
+    'lib/i18n/*.ts',
   ],
   testRunner: 'jest',
   jest: {

@@ -19,15 +19,15 @@ export function negotiateLanguage(
   const wanted = header
     .split(',')
     .slice(0, MAX_ENTRIES)
-    .map((entry, index) => {
+    .map((entry) => {
       // split always gives a first part: the range.
       const [range, ...parameters] = entry.split(';') as [string, ...string[]];
       const q = parameters.map((p) => /^\s*q\s*=\s*([01](?:\.\d{0,3})?)\s*$/i.exec(p)).find(Boolean);
-      return { range: range.trim().toLowerCase(), q: q ? Number(q[1]) : 1, index };
+      return { range: range.trim().toLowerCase(), q: q ? Number(q[1]) : 1 };
     })
     .filter((entry) => entry.q > 0)
-    // Most preferred first; equal weights keep the order the browser gave.
-    .sort((a, b) => b.q - a.q || a.index - b.index);
+    // Most preferred first; equal weights keep the order the browser gave (sort is stable, ES2019).
+    .sort((a, b) => b.q - a.q);
   for (const { range } of wanted) {
     if (range === '*') return fallback;
     const exact = byLower.get(range);
