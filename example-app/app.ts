@@ -23,6 +23,7 @@ import { openSigner } from './keys';
 import { checkHost } from './http/guards';
 import { createHealthRoutes } from './http/health';
 import { createMcpEndpoint } from './mcp/endpoint';
+import { hr } from './i18n/hr';
 import { BUSINESS_SCOPES } from './scopes';
 import { schedulePurge, type PurgeSchedule } from './purge';
 import { authenticateUser, findUserByEmail } from './users';
@@ -122,6 +123,8 @@ export async function createExampleApp(
     resources: [resource],
     scopes: BUSINESS_SCOPES,
     serviceName: config.serviceName,
+    // English is built in; the pages speak Croatian to a browser that prefers it (its Accept-Language).
+    pages: { languages: { hr } },
     serviceDocumentation: config.baseUrl.startsWith('https:') ? `${config.baseUrl}/` : undefined,
     secret,
     rateLimits: config.rateLimits ? (shared ? { store: shared.store } : {}) : false,

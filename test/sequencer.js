@@ -13,6 +13,7 @@ const MEASURED_SECONDS = {
   'test/package/pack.test.ts': 15,
   'test/conformance/authorization-server.test.ts': 14,
   'test/example-app/tools.test.ts': 13,
+  'test/example-app/accessibility.test.ts': 14,
   'test/flows/fuzz.test.ts': 13,
   'test/http/client-metadata-documents.test.ts': 10,
   'test/example-app/crash.test.ts': 8,

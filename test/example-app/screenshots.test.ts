@@ -1,6 +1,9 @@
 // The consent page and the account pages look alike (one stylesheet, the library's), seen in headless Chromium;
-// the pictures of the consent and connected-apps pages go under docs/ for the README with UPDATE_SCREENSHOTS=1.
-import { mkdtempSync, rmSync, statSync } from 'node:fs';
+// the pictures of the consent and connected-apps pages go under docs/ for the README with UPDATE_SCREENSHOTS=1, and
+// those of the sign-in, consent, error and connected-apps pages in each language the app speaks under docs/pages/
+// (<page>.<language>.png, for example-app/README.md). To redo only the latter:
+// UPDATE_SCREENSHOTS=1 npx jest test/example-app/screenshots.test.ts -t 'in each language'
+import { mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -8,6 +11,8 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import type { Browser, Page } from 'playwright-core';
 import { browserAvailable, launchChromium } from '../helpers/browser';
 import { APP_USER, startExampleApp, type RunningExampleApp } from '../helpers/example-app';
+import { registerPageClients, tourPages, type PageName } from '../helpers/example-pages';
+import { grantRecord } from '../helpers/fixtures';
 import { startCallbackServer, type CallbackServer } from '../helpers/live-server';
 import { memoryProvider } from '../helpers/mcp-client-provider';
 
@@ -80,4 +85,43 @@ describeInBrowser('pages of the reference app', () => {
     for (const name of ['consent.png', 'connected-apps.png'])
       expect(statSync(join(dir, name)).size).toBeGreaterThan(10_000);
   }, 60_000);
+
+  test('in each language, the sign-in, consent, error and connected-apps pages are pictured', async () => {
+    // An app of its own: the pictures show one connected app, whatever the test above connected.
+    const pictured = await startExampleApp();
+    try {
+      const scopes = ['fakture:read', 'fakture:write', 'clients:read', 'bridge:read', 'dokument:write'];
+      const clients = await registerPageClients(pictured);
+      await pictured.store.createGrant(
+        grantRecord(Date.now(), {
+          clientId: clients.remote,
+          userId: pictured.user.id,
+          scopes: scopes.slice(0, 3),
+          resource: `${pictured.baseUrl}/mcp`,
+        }),
+      );
+      const shown: PageName[] = ['sign-in', 'consent', 'error', 'connected-apps'];
+      mkdirSync(join(dir, 'pages'), { recursive: true });
+      const files: string[] = [];
+      for (const [tag, locale] of [
+        ['en', 'en-US'],
+        ['hr', 'hr-HR'],
+      ] as const) {
+        const context = await browser.newContext({ locale, viewport: { width: 720, height: 900 } });
+        const page = await context.newPage();
+        await tourPages(page, pictured, clients, scopes, async (name) => {
+          if (!shown.includes(name)) return;
+          expect(await page.evaluate('document.documentElement.lang')).toBe(tag);
+          const file = join(dir, 'pages', `${name}.${tag}.png`);
+          await page.screenshot({ path: file, fullPage: true });
+          files.push(file);
+        });
+        await context.close();
+      }
+      expect(files).toHaveLength(shown.length * 2);
+      for (const file of files) expect(statSync(file).size).toBeGreaterThan(10_000);
+    } finally {
+      await pictured.stop();
+    }
+  }, 30_000);
 });

@@ -1,0 +1,148 @@
+// Every page of the reference app a person sees, and the way to each: the library's sign-in, consent and error pages
+// through an authorization request of a registered app, the account pages through their own sign-in. Shared by the
+// tests of the pages' languages, their accessibility and their pictures, so that all three see the same pages.
+import type { Page } from 'playwright-core';
+import { ALL_SCOPES, APP_USER, type RunningExampleApp } from './example-app';
+import { pkcePair } from './pkce';
+
+/** Where the test apps say they return to (never visited: no test gets past the consent page's buttons). */
+export const PAGE_CLIENT_REDIRECT = 'https://ledger.example/callback';
+export const LOCAL_CLIENT_REDIRECT = 'http://127.0.0.1:9/callback';
+
+/**
+ * The pages, in the order a tour visits them; a page's variants (a refused sign-in, the consent page's warning for
+ * an app that returns to localhost, the notice after a revocation) count as pages: each shows text the others do not.
+ */
+export const PAGE_NAMES = [
+  'sign-in',
+  'sign-in-refused',
+  'consent',
+  'consent-localhost',
+  'error',
+  'error-return',
+  'account-sign-in',
+  'account-sign-in-refused',
+  'connected-apps',
+  'connected-apps-revoked',
+  'account-error',
+] as const;
+export type PageName = (typeof PAGE_NAMES)[number];
+
+/** The two test apps: one returning to a website, one to this computer (localhost). */
+export interface PageClients {
+  remote: string;
+  local: string;
+}
+
+/** Registers an app as an MCP client does (dynamic registration), allowed every scope; returns its client_id. */
+async function register(app: RunningExampleApp, name: string, redirectUri: string): Promise<string> {
+  const res = await fetch(`${app.baseUrl}/v1/oauth/register`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({
+      client_name: name,
+      redirect_uris: [redirectUri],
+      grant_types: ['authorization_code', 'refresh_token'],
+      response_types: ['code'],
+      token_endpoint_auth_method: 'none',
+      scope: ALL_SCOPES.join(' '),
+    }),
+  });
+  if (res.status !== 201) throw new Error(`registration: ${res.status} ${await res.text()}`);
+  return ((await res.json()) as { client_id: string }).client_id;
+}
+
+export async function registerPageClients(app: RunningExampleApp): Promise<PageClients> {
+  return {
+    remote: await register(app, 'Ledger Assistant', PAGE_CLIENT_REDIRECT),
+    local: await register(app, 'Ledger CLI', LOCAL_CLIENT_REDIRECT),
+  };
+}
+
+/** An authorization request of `clientId` for `scopes`; `overrides` replace (or, undefined, drop) parameters. */
+export function authorizeUrl(
+  app: RunningExampleApp,
+  clientId: string,
+  scopes: readonly string[],
+  overrides: Record<string, string | undefined> = {},
+): string {
+  const params: Record<string, string | undefined> = {
+    response_type: 'code',
+    client_id: clientId,
+    redirect_uri: PAGE_CLIENT_REDIRECT,
+    code_challenge: pkcePair().challenge,
+    code_challenge_method: 'S256',
+    state: 'pages',
+    scope: scopes.join(' '),
+    resource: `${app.baseUrl}/mcp`,
+    ...overrides,
+  };
+  const query = new URLSearchParams(
+    Object.entries(params).filter((entry): entry is [string, string] => entry[1] !== undefined),
+  );
+  return `${app.baseUrl}/v1/oauth/authorize?${query}`;
+}
+
+/**
+ * The two kinds of error page: an app nobody registered (nowhere safe to send the user back: "go back to the app"),
+ * and a refused request of a registered app nobody vouched for (a link back, not an automatic redirect).
+ */
+export const errorUrls = (
+  app: RunningExampleApp,
+  clientId: string,
+): Record<'error' | 'error-return', string> => ({
+  error: authorizeUrl(app, 'not-a-registered-app', ['fakture:read']),
+  'error-return': authorizeUrl(app, clientId, ['fakture:read', 'no-such:scope']),
+});
+
+/**
+ * Walks a Chromium tab through every page, calling `at` on each once it is shown. The forms are filled by their
+ * fields' ids and submitted by their buttons' types, whatever the page's language. `scopes` are asked for on the
+ * consent page; the user must hold a grant for the connected-apps page to list an app.
+ */
+export async function tourPages(
+  page: Page,
+  app: RunningExampleApp,
+  clients: PageClients,
+  scopes: readonly string[],
+  at: (name: PageName) => Promise<void>,
+): Promise<void> {
+  const signIn = async (password = APP_USER.password) => {
+    await page.fill('#email', APP_USER.email);
+    await page.fill('#password', password);
+    await Promise.all([page.waitForNavigation(), page.click('form button[type="submit"]')]);
+  };
+  await page.goto(authorizeUrl(app, clients.remote, scopes));
+  await at('sign-in');
+  await signIn('not the password');
+  await at('sign-in-refused');
+  await signIn();
+  await page.waitForSelector('ul.scopes');
+  await at('consent');
+  await page.goto(
+    authorizeUrl(app, clients.local, scopes.slice(0, 1), { redirect_uri: LOCAL_CLIENT_REDIRECT }),
+  );
+  // The sign-in above is remembered for a while; should it not be, sign in again.
+  if (await page.$('#password')) await signIn();
+  await page.waitForSelector('.warning');
+  await at('consent-localhost');
+  const errors = errorUrls(app, clients.remote);
+  await page.goto(errors.error);
+  await at('error');
+  await page.goto(errors['error-return']);
+  await at('error-return');
+  await page.goto(`${app.baseUrl}/account/sign-in`);
+  await at('account-sign-in');
+  await signIn('not the password');
+  await at('account-sign-in-refused');
+  await signIn();
+  await page.waitForSelector('section.app');
+  await at('connected-apps');
+  // The notice a revocation leads to (the page shows it whatever was revoked).
+  await page.goto(`${app.baseUrl}/account/connected-apps?revoked=1`);
+  await at('connected-apps-revoked');
+  // A revoke of a grant that is not the user's: the account pages' error page (404).
+  await page.evaluate(`document.querySelector('section.app input[name="grant_id"]').value = 'not-a-grant'`);
+  await Promise.all([page.waitForNavigation(), page.click('section.app button[type="submit"]')]);
+  await at('account-error');
+}
