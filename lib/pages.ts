@@ -49,7 +49,10 @@ function localised(
   if (Array.isArray(data.scopes)) {
     extra.scopes = (data.scopes as Array<{ name: string; description: string }>).map((scope) => ({
       ...scope,
-      description: language.scopes[scope.name] ?? scope.description,
+      // Own properties only: a scope named "constructor" must not read Object's.
+      description: Object.hasOwn(language.scopes, scope.name)
+        ? language.scopes[scope.name]
+        : scope.description,
     }));
   }
   const code = data.error;

@@ -156,7 +156,10 @@ export function createAccountRoutes({
       ]);
       const language = languageOf(req);
       // The scope in the page's words, then the catalogue's (English), then its name.
-      const describe = (scope: string) => language.pages.scopes?.[scope] ?? oauth.info.scopes[scope] ?? scope;
+      const own = (texts: Readonly<Record<string, string>> | undefined, scope: string) =>
+        texts && Object.hasOwn(texts, scope) ? texts[scope] : undefined;
+      const describe = (scope: string) =>
+        own(language.pages.scopes, scope) ?? own(oauth.info.scopes, scope) ?? scope;
       const apps = grants.map((grant) => ({
         grantId: grant.grantId,
         client: describeClient(grant),

@@ -1,4 +1,5 @@
-// The language of a page, from the browser's Accept-Language (RFC 9110 §12.5.4): the languages it names, most
+// The language of a page, from the browser's Accept-Language (RFC 9110 §12.5.4; a weight is a qvalue of §12.4.2,
+// anything else counts as none given): the languages it names, most
 // preferred first (q), each matched exactly or by its primary subtag (RFC 4647 §3.4 lookup: "de-AT" finds "de"), the
 // first one served wins (or, for "pt", a served "pt-BR"); "*" and anything unknown fall back.
 
@@ -22,7 +23,9 @@ export function negotiateLanguage(
     .map((entry) => {
       // split always gives a first part: the range.
       const [range, ...parameters] = entry.split(';') as [string, ...string[]];
-      const q = parameters.map((p) => /^\s*q\s*=\s*([01](?:\.\d{0,3})?)\s*$/i.exec(p)).find(Boolean);
+      const q = parameters
+        .map((p) => /^\s*q\s*=\s*(0(?:\.\d{0,3})?|1(?:\.0{0,3})?)\s*$/i.exec(p))
+        .find(Boolean);
       return { range: range.trim().toLowerCase(), q: q ? Number(q[1]) : 1 };
     })
     .filter((entry) => entry.q > 0)

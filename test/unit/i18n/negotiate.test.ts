@@ -36,6 +36,9 @@ test.each<[string | undefined, string]>([
   ['hr ;q=0.9, en;q=0.5', 'hr'],
   [' hr;q=0.9 , en;q=0.5', 'hr'],
   ['hr, en', 'hr'],
+  // A qvalue is at most 1 (RFC 9110 §12.4.2): "1.5" is no weight, so it cannot outrank the browser's first choice.
+  ['hr, en;q=1.5', 'hr'],
+  ['en;q=1.000, hr', 'en'],
   ['en, hr', 'en'],
   ['hr;q=2', 'hr'],
 ])('%p → %s', (header, expected) => {
