@@ -12,6 +12,7 @@ import { promisify } from 'node:util';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { createUser } from '../../example-app/users';
+import { runCommand, type CommandRun } from '../helpers/app-process';
 import { resolveToLoopback, startDocumentServer, type DocumentServer } from '../helpers/document-server';
 import { APP_USER, startExampleApp, TEST_SECRET_KEY, type RunningExampleApp } from '../helpers/example-app';
 import { createTestDatabase, type TestDatabase } from '../helpers/postgres-database';
@@ -25,23 +26,7 @@ const DRIVER = join(__dirname, 'client-credentials-driver.mjs');
 // The SQLite runs are of the default app: the PostgreSQL and Redis that CI exports are not theirs.
 const { DATABASE_URL: _postgres, REDIS_URL: _redis, ...baseEnv } = process.env;
 
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-async function run(env: Record<string, string>, args: string[]): Promise<Run> {
-  try {
-    const { stdout, stderr } = await promisify(execFile)(process.execPath, [CLI, ...args], {
-      env: { ...baseEnv, ...env },
-    });
-    return { code: 0, stdout, stderr };
-  } catch (error) {
-    const failed = error as Run;
-    return { code: failed.code, stdout: failed.stdout, stderr: failed.stderr };
-  }
-}
+const run = (env: Record<string, string>, args: string[]) => runCommand(CLI, args, { ...baseEnv, ...env });
 
 /** What `client:create` prints last. */
 interface CreatedClient {

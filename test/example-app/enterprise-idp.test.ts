@@ -3,18 +3,17 @@
 // as a real process registering the enterprise app, the token request with client_secret_basic (and private_key_jwt),
 // and the official MCP client acting on the user the ID-JAG's email names. The app in process, and once as a real
 // process trusting the IdP through NODE_EXTRA_CA_CERTS; each refusal, and each bad TRUSTED_IDPS, by a table.
-import { execFile, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { generateKeyPairSync, randomUUID, type KeyObject } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import jwt from 'jsonwebtoken';
 import { ConfigError, readConfig } from '../../example-app/config';
 import { createUser } from '../../example-app/users';
-import { ROOT, startInstance } from '../helpers/app-process';
+import { ROOT, runCommand, startInstance, type CommandRun } from '../helpers/app-process';
 import { resolveToLoopback } from '../helpers/document-server';
 import { idJagFor, startEnterpriseIdp, type EnterpriseIdp } from '../helpers/enterprise-idp';
 import { APP_USER, startExampleApp, type RunningExampleApp } from '../helpers/example-app';
@@ -28,23 +27,8 @@ const SERVER = join(ROOT, 'dist/example-app/server.js');
 // The SQLite runs are of the default app: the PostgreSQL and Redis that CI exports are not theirs.
 const { DATABASE_URL: _postgres, REDIS_URL: _redis, ...baseEnv } = process.env;
 
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-async function cli(command: string, env: Record<string, string>, args: string[]): Promise<Run> {
-  try {
-    const { stdout, stderr } = await promisify(execFile)(process.execPath, [join(CLI, command), ...args], {
-      env: { ...baseEnv, ...env },
-    });
-    return { code: 0, stdout, stderr };
-  } catch (error) {
-    const failed = error as Run;
-    return { code: failed.code, stdout: failed.stdout, stderr: failed.stderr };
-  }
-}
+const cli = (command: string, env: Record<string, string>, args: string[]) =>
+  runCommand(join(CLI, command), args, { ...baseEnv, ...env });
 
 /** What `client:create` prints last. */
 interface CreatedClient {

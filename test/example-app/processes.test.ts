@@ -1,15 +1,15 @@
 // The contract's commands as a user runs them: `npm run user:create` and `npm start` (the built app, from
 // Jest's global setup), with the environment variables the contract names.
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { createPublicKey, generateKeyPairSync } from 'node:crypto';
 import { mkdtempSync, rmSync, statSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { claudeCodeDocument } from '../helpers/client-documents';
 import { startDocumentServer } from '../helpers/document-server';
 import { testCa } from '../helpers/test-ca';
 import { freePort } from '../helpers/ports';
+import { runCommand } from '../helpers/app-process';
 
 const ROOT = join(__dirname, '../..');
 const CLI = join(ROOT, 'dist/example-app/cli/user-create.js');
@@ -26,17 +26,7 @@ beforeEach(() => {
 });
 afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
-async function userCreate(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  try {
-    const { stdout, stderr } = await promisify(execFile)(process.execPath, [CLI, ...args], {
-      env: { ...baseEnv, DATABASE_PATH: databasePath },
-    });
-    return { code: 0, stdout, stderr };
-  } catch (error) {
-    const failed = error as { code: number; stdout: string; stderr: string };
-    return { code: failed.code, stdout: failed.stdout, stderr: failed.stderr };
-  }
-}
+const userCreate = (...args: string[]) => runCommand(CLI, args, { ...baseEnv, DATABASE_PATH: databasePath });
 
 describe('npm run user:create', () => {
   test('creates the database with its schema and a user with a demo company', async () => {
