@@ -15,7 +15,9 @@ import type {
   RotationPointer,
   SigningKeyRecord,
   SigningKeyStore,
+  UpstreamTokenStore,
 } from './types';
+import { createMemoryUpstreamTokens } from './memory-upstream';
 
 /** Options of createMemoryStore. */
 export interface MemoryStoreOptions {
@@ -27,8 +29,8 @@ export interface MemoryStoreOptions {
   assertionIds?: boolean;
 }
 
-/** The in-memory store: the storage contract and a signing key set. */
-export type MemoryStore = OAuthStore & SigningKeyStore;
+/** The in-memory store: the storage contract, a signing key set and users' upstream tokens. */
+export type MemoryStore = OAuthStore & SigningKeyStore & UpstreamTokenStore;
 
 /** A grant with what only the store sees: its rotation pointer. */
 interface StoredGrant {
@@ -45,10 +47,11 @@ interface StoredCode {
 const DEFAULT_BATCH = 500;
 
 /**
- * An OAuthStore and SigningKeyStore held in Maps: the runnable specification of the storage contract, and a fast
- * store for tests. Not for production: it lives in one process (instances behind a load balancer would each have
- * their own), and it forgets everything when the process ends. `{ clientDocuments: false, assertionIds: false }`
- * leaves the optional methods out, as a store without those capabilities would.
+ * An OAuthStore, SigningKeyStore and UpstreamTokenStore held in Maps (upstream tokens in memory-upstream.ts): the
+ * runnable specification of the storage contract, and a fast store for tests. Not for production: it lives in one
+ * process (instances behind a load balancer would each have their own), and it forgets everything when the process
+ * ends. `{ clientDocuments: false, assertionIds: false }` leaves the optional methods out, as a store without those
+ * capabilities would.
  */
 export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore {
   const now = options.now ?? Date.now;
@@ -58,6 +61,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
   const refreshTokens = new Map<RefreshTokenKey, RefreshTokenRecord>();
   const assertionIds = new Map<string, number>();
   const signingKeys = new Map<string, SigningKeyRecord>();
+  const upstream = createMemoryUpstreamTokens(now);
 
   // A record lives while the clock is before its expiresAt; at that instant it has expired.
   const alive = (record: { expiresAt: number }) => now() < record.expiresAt;
@@ -174,7 +178,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
       const named = new Set([...grants.values()].map(({ grant }) => grant.clientId));
       for (const clientId of dead(clients, (client) => isDocumentCopy(client) && !named.has(client.clientId)))
         removed += Number(clients.delete(clientId));
-      return removed;
+      return removed + upstream.purge(batchSize);
     },
 
     listSigningKeys: () => [...signingKeys.values()].map(copy),
@@ -200,6 +204,8 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
       }
       return deleted;
     },
+
+    ...upstream.methods,
   };
 
   if (options.assertionIds !== false) {

@@ -111,6 +111,20 @@ const migrations = (s: string): readonly string[] => [
     FROM (SELECT grant_id, max(issued_at) AS issued_at FROM ${s}.oauth_refresh_tokens GROUP BY grant_id) newest
    WHERE newest.grant_id = g.grant_id AND (g.last_used_at IS NULL OR g.last_used_at < newest.issued_at);
   `,
+  // 8: users' upstream tokens (UpstreamTokenStore), sealed; at most one row per grant (see sqlite-schema.ts).
+  `
+  CREATE TABLE ${s}.oauth_upstream_tokens (
+    id TEXT PRIMARY KEY,
+    grant_id TEXT UNIQUE,
+    provider TEXT NOT NULL,
+    user_id TEXT NOT NULL,
+    sealed TEXT NOT NULL,
+    version INTEGER NOT NULL DEFAULT 0,
+    lease_until BIGINT NOT NULL DEFAULT 0,
+    expires_at BIGINT NOT NULL
+  );
+  CREATE INDEX upstream_tokens_expiry ON ${s}.oauth_upstream_tokens (expires_at);
+  `,
 ];
 
 /**

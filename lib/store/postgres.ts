@@ -2,8 +2,16 @@
 // statement or one transaction that locks the grant row, so concurrent instances cannot both win.
 import type { Pool, PoolClient, PoolConfig, QueryResultRow } from 'pg';
 import { migratePostgres } from './postgres-schema';
+import { postgresUpstreamTokens } from './postgres-upstream';
 import { mapRow, toClient, toCode, toGrant, toRefreshLookup, toSigningKey, type Row } from './rows';
-import type { ClientRecord, GrantRecord, GrantWithClient, OAuthStore, SigningKeyStore } from './types';
+import type {
+  ClientRecord,
+  GrantRecord,
+  GrantWithClient,
+  OAuthStore,
+  SigningKeyStore,
+  UpstreamTokenStore,
+} from './types';
 
 /** Saves a document's copy over the one stored before (documents change; the copy is the one last consented to). */
 const UPSERT_DOCUMENT = `ON CONFLICT (client_id) DO UPDATE SET client_secret_hash = excluded.client_secret_hash,
@@ -30,7 +38,7 @@ export interface PostgresStoreOptions {
  * The PostgreSQL store: the storage contract, its pool, the migration it ran, and a clean shutdown.
  * It keeps both optional capabilities of OAuthStore, so they are required here.
  */
-export interface PostgresStore extends Required<OAuthStore>, SigningKeyStore {
+export interface PostgresStore extends Required<OAuthStore>, SigningKeyStore, UpstreamTokenStore {
   readonly pool: Pool;
   /** Resolves once the schema is migrated; rejects (and so does every call) if the database cannot be reached. */
   readonly ready: Promise<void>;
@@ -375,10 +383,19 @@ export function createPostgresStore(
         ])
       ).rowCount ?? 0,
 
+    ...postgresUpstreamTokens(one, t('oauth_upstream_tokens'), now),
+
     async purgeExpired(batchSize = 500) {
       const at = now();
       let removed = 0;
-      for (const table of ['oauth_authorization_codes', 'oauth_grants', 'oauth_client_assertions']) {
+      // Upstream tokens go by their own expires_at, not their grant's.
+      const tables = [
+        'oauth_authorization_codes',
+        'oauth_grants',
+        'oauth_client_assertions',
+        'oauth_upstream_tokens',
+      ];
+      for (const table of tables) {
         const result = await query(
           `DELETE FROM ${t(table)} WHERE ctid IN (SELECT ctid FROM ${t(table)} WHERE expires_at <= $1 LIMIT $2)`,
           [at, batchSize],

@@ -8,6 +8,7 @@ import type {
   RefreshTokenKey,
   RefreshTokenLookup,
   SigningKeyRecord,
+  UpstreamTokensRecord,
 } from './types';
 
 /** A row as better-sqlite3 returns it. */
@@ -90,5 +91,18 @@ export function toSigningKey(row: Row): SigningKeyRecord {
     state: row.state as SigningKeyRecord['state'],
     createdAt: row.created_at as number,
     retiredAt: row.retired_at as number | null,
+  };
+}
+
+export function toUpstreamTokens(row: Row): UpstreamTokensRecord {
+  return {
+    id: row.id as SecretHash,
+    provider: row.provider as string,
+    userId: row.user_id as string,
+    sealed: row.sealed as string,
+    grantId: row.grant_id as string | null,
+    version: row.version as number,
+    leaseUntil: row.lease_until as number,
+    expiresAt: row.expires_at as number,
   };
 }

@@ -31,6 +31,12 @@
 //   is used, superseded or revoked follows from its grant (lib/grants/rotation.ts). Deleted with their grant by the purge: by
 //   key range, and old-format ones through a partial index. No foreign key: a cascade would need an index on
 //   grant_id that every insert pays for; every write checks the grant in the same transaction instead.
+//
+// oauth_upstream_tokens: one row per user's token set at an upstream provider (upstream sign-in with keepTokens).
+//   id TEXT PK (hash of the random id the sign-in carries to the consent page); grant_id (UNIQUE, NULL until the user
+//   consents); provider; user_id; sealed (the token set as the library sealed it: never plain text); version
+//   (counts refreshes, for the compare-and-set); lease_until (0, or until when one instance refreshes); expires_at.
+//   No foreign key to the grant: the row exists before its grant, and goes by its own expires_at.
 import type { Database } from 'better-sqlite3';
 
 const MIGRATIONS: readonly string[] = [
@@ -165,6 +171,20 @@ const MIGRATIONS: readonly string[] = [
     FROM (SELECT grant_id, max(issued_at) AS issued_at FROM oauth_refresh_tokens GROUP BY grant_id) AS newest
    WHERE newest.grant_id = oauth_grants.grant_id
      AND (oauth_grants.last_used_at IS NULL OR oauth_grants.last_used_at < newest.issued_at);
+  `,
+  // 8: users' upstream tokens (UpstreamTokenStore), sealed; at most one row per grant.
+  `
+  CREATE TABLE oauth_upstream_tokens (
+    id TEXT PRIMARY KEY,
+    grant_id TEXT UNIQUE,
+    provider TEXT NOT NULL,
+    user_id TEXT NOT NULL,
+    sealed TEXT NOT NULL,
+    version INTEGER NOT NULL DEFAULT 0,
+    lease_until INTEGER NOT NULL DEFAULT 0,
+    expires_at INTEGER NOT NULL
+  ) STRICT;
+  CREATE INDEX upstream_tokens_expiry ON oauth_upstream_tokens (expires_at);
   `,
 ];
 

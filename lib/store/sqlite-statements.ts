@@ -73,6 +73,22 @@ const SQL = {
   retireCurrentKey: "UPDATE oauth_signing_keys SET state = 'retired', retired_at = ? WHERE state = 'current'",
   promoteNextKey: "UPDATE oauth_signing_keys SET state = 'current' WHERE kid = ? AND state = 'next'",
   deleteRetiredKeys: "DELETE FROM oauth_signing_keys WHERE state = 'retired' AND retired_at < ?",
+  // Users' upstream tokens (sqlite-upstream.ts): each atomic method is one conditional UPDATE, `@now` the store's clock.
+  saveUpstream: `INSERT INTO oauth_upstream_tokens (id, provider, user_id, sealed, expires_at)
+        VALUES (@id, @provider, @userId, @sealed, @expiresAt)`,
+  // NOT EXISTS sees expired rows too, as the unique grant_id does: a grant never gets a second row.
+  attachUpstream: `UPDATE oauth_upstream_tokens SET grant_id = @grantId, expires_at = @expiresAt
+        WHERE id = @id AND grant_id IS NULL AND expires_at > @now
+          AND NOT EXISTS (SELECT 1 FROM oauth_upstream_tokens WHERE grant_id = @grantId)`,
+  findUpstream: 'SELECT * FROM oauth_upstream_tokens WHERE grant_id = ? AND expires_at > ?',
+  // Only one caller finds the lease run out: the winner's write moves lease_until past now for the others.
+  leaseUpstream: `UPDATE oauth_upstream_tokens SET lease_until = @until
+        WHERE grant_id = @grantId AND version = @version AND lease_until <= @now AND expires_at > @now`,
+  replaceUpstream: `UPDATE oauth_upstream_tokens SET sealed = @sealed, version = version + 1, lease_until = 0
+        WHERE grant_id = @grantId AND version = @version AND expires_at > @now`,
+  deleteUpstream: 'DELETE FROM oauth_upstream_tokens WHERE grant_id = ? RETURNING *',
+  purgeUpstream: `DELETE FROM oauth_upstream_tokens
+        WHERE rowid IN (SELECT rowid FROM oauth_upstream_tokens WHERE expires_at <= ? LIMIT ?)`,
 };
 
 /** Every statement of the SQLite store, prepared once when the store is created. */

@@ -4,6 +4,7 @@ import { grantKeyRange } from '../crypto/refresh-token';
 import { createGroupCommit } from './group-commit';
 import { migrateSqlite } from './sqlite-schema';
 import { prepareStatements } from './sqlite-statements';
+import { sqliteUpstreamTokens } from './sqlite-upstream';
 import { mapRow, toClient, toCode, toGrant, toRefreshLookup, toSigningKey, type Row } from './rows';
 import type {
   AdvanceRefreshTokenInput,
@@ -12,6 +13,7 @@ import type {
   GrantWithClient,
   OAuthStore,
   SigningKeyStore,
+  UpstreamTokenStore,
 } from './types';
 
 /** Options of createSqliteStore. */
@@ -30,7 +32,7 @@ export interface SqliteStoreOptions {
  * The SQLite store: the storage contract, the underlying database, and a way to close it.
  * It keeps both optional capabilities of OAuthStore, so they are required here.
  */
-export interface SqliteStore extends Required<OAuthStore>, SigningKeyStore {
+export interface SqliteStore extends Required<OAuthStore>, SigningKeyStore, UpstreamTokenStore {
   /** The better-sqlite3 connection, for a host app that keeps its own tables in the same file. */
   readonly database: Database;
   /** Closes the connection if the store opened it. */
@@ -112,8 +114,9 @@ export function createSqliteStore(
   const atomically: Atomically = grouped ? grouped.run : commitEachAtOnce(db);
 
   // Codes first; then expired grants, each with its refresh tokens (by key range, and the old-format ones by the
-  // partial index) and, by cascade, its codes; then the document copies no grant names any more. One IMMEDIATE
-  // transaction, as a grant and its copy are written in one: neither can slip between the other's steps.
+  // partial index) and, by cascade, its codes; then the document copies no grant names any more; then expired
+  // upstream tokens (by their own expires_at). One IMMEDIATE transaction, as a grant and its copy are written in
+  // one: neither can slip between the other's steps.
   const purge = db.transaction((batchSize: number, at: number) => {
     let removed = sql.purgeCodes.run(at, batchSize).changes;
     removed += sql.purgeAssertions.run(at, batchSize).changes;
@@ -124,7 +127,7 @@ export function createSqliteStore(
       removed += sql.deleteGrant.run(grantId).changes;
     }
     removed += sql.purgeDocumentCopies.run(batchSize).changes;
-    return removed;
+    return removed + sql.purgeUpstream.run(at, batchSize).changes;
   });
 
   // Both steps or neither: the retired key and the new current one change together.
@@ -228,6 +231,8 @@ export function createSqliteStore(
       sql.addSigningKey.run(key.kid, key.sealedKey, key.state, key.createdAt, key.retiredAt).changes === 1,
     promoteSigningKey: (kid, at) => promoteKey.immediate(kid, at),
     deleteRetiredSigningKeys: (before) => sql.deleteRetiredKeys.run(before).changes,
+
+    ...sqliteUpstreamTokens(sql, now),
   };
 }
 

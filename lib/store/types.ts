@@ -294,3 +294,61 @@ export interface SigningKeyStore {
   /** Deletes the keys retired before `before`; returns how many. */
   deleteRetiredSigningKeys(before: number): MaybePromise<number>;
 }
+
+/**
+ * A user's tokens at an upstream provider (upstream sign-in with `keepTokens`), kept for the tools that call the
+ * provider's API on the user's behalf. `sealed` is the token set as the library sealed it (AES-256-GCM under a key
+ * derived from the router's secret): opaque to the store, never in plain text.
+ */
+export interface UpstreamTokensRecord {
+  /**
+   * The row's key: the hash (hashSecret) of a random id that the browser's sign-in carries from the upstream
+   * callback to the consent page. Unique.
+   */
+  id: SecretHash;
+  /** The provider's id, as the `upstream` option names it. */
+  provider: string;
+  /** The host app's user the upstream identity was mapped to. */
+  userId: string;
+  sealed: string;
+  /** The grant the tokens belong to, or null until the user consents (attachUpstreamTokens). */
+  grantId: string | null;
+  /** Counts replacements (a refresh); starts at 0. */
+  version: number;
+  /** Until when one caller holds the right to refresh (leaseUpstreamTokens), by the store's clock; 0 when none. */
+  leaseUntil: number;
+  expiresAt: number;
+}
+
+/**
+ * The storage of users' upstream tokens (the SQLite, PostgreSQL and memory stores implement it; createOAuthRouter
+ * asks for it when a provider keeps tokens). Lifetimes follow OAuthStore's rules (an expired row is never returned
+ * nor acted on), and purgeExpired deletes expired rows with the rest. Each atomic method holds across instances.
+ */
+export interface UpstreamTokenStore {
+  /** Saves a new row (grantId null, version 0, leaseUntil 0). Refused if its id is taken. */
+  saveUpstreamTokens(
+    record: Pick<UpstreamTokensRecord, 'id' | 'provider' | 'userId' | 'sealed' | 'expiresAt'>,
+  ): MaybePromise<void>;
+  /**
+   * Atomic: if the row `id` is unexpired and attached to no grant, and no row is attached to `grantId`, attaches it
+   * to `grantId` with the new `expiresAt` and returns true (once: a second call for the same id returns false).
+   * Otherwise changes nothing and returns false.
+   */
+  attachUpstreamTokens(id: SecretHash, grantId: string, expiresAt: number): MaybePromise<boolean>;
+  /** The unexpired row attached to this grant, or undefined. */
+  findUpstreamTokens(grantId: string): MaybePromise<UpstreamTokensRecord | undefined>;
+  /**
+   * Atomic: if the grant's row is unexpired, at `version`, and not leased (leaseUntil at or before the store's now),
+   * sets leaseUntil to `until` and returns true; otherwise false. Of concurrent callers at most one wins: the one
+   * that refreshes upstream.
+   */
+  leaseUpstreamTokens(grantId: string, version: number, until: number): MaybePromise<boolean>;
+  /**
+   * Atomic compare-and-set: if the grant's row is unexpired and at `version`, stores `sealed`, increments the
+   * version, clears the lease and returns true; otherwise changes nothing and returns false.
+   */
+  replaceUpstreamTokens(grantId: string, version: number, sealed: string): MaybePromise<boolean>;
+  /** Deletes the grant's row, expired or not, and returns what it held (undefined when there was none). */
+  deleteUpstreamTokens(grantId: string): MaybePromise<UpstreamTokensRecord | undefined>;
+}

@@ -1,10 +1,10 @@
 // What the store contract suite needs from a store implementation under test.
-import type { OAuthStore, SigningKeyStore } from '../store/types';
+import type { OAuthStore, SigningKeyStore, UpstreamTokenStore } from '../store/types';
 import type { FakeClock } from './clock';
 
 /** One store method call, as data, so that it can be sent to another thread or connection. */
 export interface StoreCall {
-  method: keyof OAuthStore | keyof SigningKeyStore;
+  method: keyof OAuthStore | keyof SigningKeyStore | keyof UpstreamTokenStore;
   args: unknown[];
 }
 

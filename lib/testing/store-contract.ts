@@ -18,6 +18,7 @@ import {
 import { describeClientDocumentContract } from './contract-client-documents';
 import { describeRefreshTokenContract } from './contract-refresh-tokens';
 import { describeSigningKeyContract } from './contract-signing-keys';
+import { describeUpstreamTokenContract } from './contract-upstream-tokens';
 import { expect } from './expect';
 import { clientRecord, codeRecord, grantRecord, newRefreshToken, newSecret } from './fixtures';
 import type { StoreCall, StoreFactory, StoreHarness } from './harness';
@@ -37,6 +38,11 @@ export interface StoreContractOptions {
    */
   signingKeys?: boolean;
   /**
+   * Whether the store also keeps users' upstream tokens (UpstreamTokenStore), whose cases then run too. Default
+   * true; false for a store without them.
+   */
+  upstreamTokens?: boolean;
+  /**
    * The optional methods of OAuthStore the store has not got, e.g. `['createGrantWithClient']`: their cases are
    * registered as skipped, with the reason in their name. Default none. A case checks that the store has exactly
    * the others, so that a method the store has is never left untested.
@@ -53,6 +59,7 @@ export function describeStoreContract({
   describe,
   test: runnerTest,
   signingKeys = true,
+  upstreamTokens = true,
   without = [],
 }: StoreContractOptions): void {
   let clock: FakeClock;
@@ -365,6 +372,10 @@ export function describeStoreContract({
     describeSigningKeyContract(
       env,
       signingKeys ? test : skipped('signingKeys: false, the store keeps no key set'),
+    );
+    describeUpstreamTokenContract(
+      env,
+      upstreamTokens ? test : skipped('upstreamTokens: false, the store keeps no upstream tokens'),
     );
 
     describe('purge', () => {

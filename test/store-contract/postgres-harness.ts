@@ -12,6 +12,7 @@ const TABLES = [
   'oauth_authorization_codes',
   'oauth_refresh_tokens',
   'oauth_client_assertions',
+  'oauth_upstream_tokens',
 ];
 
 export async function createPostgresHarness(clock: FakeClock): Promise<StoreHarness> {
