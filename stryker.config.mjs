@@ -38,6 +38,8 @@ export default {
     'lib/i18n/*.ts',
   ],
   testRunner: 'jest',
+  // openid-client (upstream sign-in) is an ES module, imported dynamically: Jest needs the VM modules flag for it.
+  testRunnerNodeArgs: ['--experimental-vm-modules'],
   jest: {
     projectType: 'custom',
     configFile: 'jest.config.js',

@@ -12,6 +12,9 @@ import type { BrowserSession } from './authorize/session';
 import type { EmitEvent, RevokedBy } from './events';
 import { OAuthError } from './errors';
 import type { ClientRecord, OAuthStore, TokenEndpointAuthMethod } from './store/types';
+import type { UpstreamConnection } from './upstream/client';
+import type { UpstreamConfig, UpstreamProvider } from './upstream/options';
+import type { UpstreamTokens } from './upstream/tokens';
 
 export interface OAuthContext {
   store: OAuthStore;
@@ -39,6 +42,15 @@ export interface OAuthContext {
   clientKeys(client: ClientRecord, options?: { refetch?: boolean; req?: Request }): Promise<ClientKey[]>;
   /** The signing keys of a trusted enterprise IdP (ID-JAG issuer); undefined when none is configured. */
   issuerKeys: IssuerKeys | undefined;
+  /** Upstream sign-in: the providers, their connections, and the users' kept tokens; undefined when off. */
+  upstream: UpstreamServices | undefined;
+}
+
+export interface UpstreamServices {
+  config: UpstreamConfig;
+  connect(provider: UpstreamProvider): Promise<UpstreamConnection>;
+  /** Present when a provider keeps tokens. */
+  tokens: UpstreamTokens | undefined;
 }
 
 /** Who ended a grant, for its grant.revoked event: the request it came with, and the ids known there. */

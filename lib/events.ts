@@ -69,7 +69,9 @@ export interface OAuthEvent {
   /** grant.revoked: who ended it. */
   by?: RevokedBy;
   /**
-   * code.replayed: `replay` or `pkce_mismatch`; sign_in.failed: `bad_credentials`; token.refused: the error code;
+   * code.replayed: `replay` or `pkce_mismatch`; sign_in.failed: `bad_credentials`, or through an upstream provider
+   * `state_mismatch`, `replayed`, `upstream_error`, `upstream_unavailable`, `upstream_invalid`, `unverified_email`,
+   * `no_account`; token.refused: the error code;
    * client.fetch_failed, idp.fetch_failed: the failure; refresh_token.reused: `after_window` or `superseded`.
    */
   reason?: string;
@@ -84,6 +86,8 @@ export interface OAuthEvent {
    * when the request carried a proof.
    */
   jkt?: string;
+  /** sign_in.succeeded, sign_in.failed: the upstream provider (its id) the user signed in through. */
+  provider?: string;
   /** token.introspected: what the caller was told. */
   active?: boolean;
   /** rate_limit.hit, sign_in.rate_limited: the limit's name (`token`, `signInPerAccount`, ...). */
@@ -103,7 +107,7 @@ export interface OAuthEvent {
     | 'client_credentials'
     | 'urn:ietf:params:oauth:grant-type:jwt-bearer';
   /**
-   * client.fetch_failed, idp.fetch_failed: what went wrong, for the operator (the URL, the address its host
+   * client.fetch_failed, idp.fetch_failed, sign_in.failed through a provider: what went wrong, for the operator (the URL, the address its host
    * resolved to, the socket error or HTTP status); never sent to the caller, and never holds a secret.
    */
   detail?: string;

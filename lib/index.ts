@@ -28,6 +28,18 @@ export { registerOperatorClient } from './grants/operator-clients';
 export type { OperatorClient, OperatorClientOptions, OperatorGrantType } from './grants/operator-clients';
 /** The trusted enterprise IdPs of the jwt-bearer grant (the `enterpriseIdps` option), and the ID-JAG claims findUser reads. */
 export type { EnterpriseIdpOptions, IdJagClaims } from './grants/id-jag-options';
+/**
+ * Sign-in through upstream providers (the `upstream` option): each provider, who signed in as findUser sees it, and
+ * what a plain OAuth 2 provider's identity reader is given.
+ */
+export type {
+  UpstreamIdentity,
+  UpstreamIdentityContext,
+  UpstreamOptions,
+  UpstreamProviderOptions,
+} from './upstream/options';
+/** A user's fresh upstream access token, as router.upstreamToken gives it to a tool. */
+export type { UpstreamToken } from './upstream/tokens';
 /** DPoP-bound tokens (RFC 9449; the `dpop` option): on by default, with an optional server nonce. */
 export type { DpopOptions } from './dpop/options';
 /** How a refresh token presented again after its first use is answered (the `refreshTokenReuse` option). */
@@ -147,6 +159,8 @@ export type {
   RefreshTokenLookup,
   RefreshTokenRecord,
   RotationPointer,
+  UpstreamTokenStore,
+  UpstreamTokensRecord,
   TokenEndpointAuthMethod,
 } from './store/types';
 /** The storage of a key set, which the SQLite and PostgreSQL stores implement, and its records. */

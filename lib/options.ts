@@ -26,6 +26,7 @@ import {
 } from './grants/id-jag-options';
 import { parseDpopOptions, type DpopConfig, type DpopOptions } from './dpop/options';
 import { parsePageOptions, type PageOptions, type PagesConfig } from './i18n/options';
+import { parseUpstreamOptions, type UpstreamConfig, type UpstreamOptions } from './upstream/options';
 
 export interface BearerCacheOptions {
   /** How many verified tokens to remember (the oldest go first). 0 turns the token cache off. Default 10,000. */
@@ -85,6 +86,12 @@ export interface OAuthRouterOptions {
   getSessionUser?: (req: Request) => MaybePromise<OAuthUser | null | undefined>;
   /** With getSessionUser and no authenticateUser: where to send a browser that is not signed in. */
   signInUrl?: (returnTo: string, req: Request) => string;
+  /**
+   * Sign-in through upstream providers (OpenID Connect by discovery, or plain OAuth 2 such as GitHub), offered as
+   * "Continue with <name>" on the sign-in page, with `findUser` mapping who signed in to your user; optionally
+   * keeping the user's upstream tokens for your tools (router.upstreamToken).
+   */
+  upstream?: UpstreamOptions;
   /**
    * Key for the sign-in cookie, CSRF tokens, pending requests and refresh-token successors: at least 32 bytes.
    * Default: random per process, so none of them survives a restart or reaches another instance: set it.
@@ -173,6 +180,7 @@ export interface OAuthConfig {
   authenticateUser: OAuthRouterOptions['authenticateUser'];
   getSessionUser: OAuthRouterOptions['getSessionUser'];
   signInUrl: OAuthRouterOptions['signInUrl'];
+  upstream: UpstreamConfig | undefined;
   secret: Buffer;
   rateLimits: RateLimitConfig | false;
   views: { login?: string; consent?: string; error?: string };
@@ -283,15 +291,16 @@ export function parseOptions(options: OAuthRouterOptions): OAuthConfig {
   };
 
   const { authenticateUser, getSessionUser, signInUrl } = options;
-  if (!authenticateUser && !getSessionUser) {
+  if (!authenticateUser && !getSessionUser && !options.upstream) {
     fail(
-      'say how users sign in: authenticateUser(email, password) for the built-in form, or getSessionUser(req).',
+      'say how users sign in: authenticateUser(email, password) for the built-in form, getSessionUser(req), or ' +
+        'upstream providers.',
     );
   }
   for (const [name, value] of Object.entries({ authenticateUser, getSessionUser, signInUrl })) {
     if (value !== undefined && typeof value !== 'function') fail(`${name} must be a function.`);
   }
-  if (getSessionUser && !authenticateUser && !signInUrl) {
+  if (getSessionUser && !authenticateUser && !options.upstream && !signInUrl) {
     fail(
       'with getSessionUser and no authenticateUser, give signInUrl(returnTo) so a signed-out browser has somewhere to go.',
     );
@@ -351,6 +360,7 @@ export function parseOptions(options: OAuthRouterOptions): OAuthConfig {
     authenticateUser,
     getSessionUser,
     signInUrl,
+    upstream: parseUpstreamOptions(options.upstream, fail),
     secret,
     rateLimits: options.rateLimits === false ? false : parseRateLimits(options.rateLimits ?? {}, fail),
     views,

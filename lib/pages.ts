@@ -45,7 +45,14 @@ function localised(
 ): Record<string, unknown> {
   const extra: Record<string, unknown> = {};
   // The sign-in page's own errors come as message keys; a template gets them as text, as it always did.
-  if (typeof data.errorKey === 'string') extra.error = language.messages[data.errorKey as PageMessageKey];
+  if (typeof data.errorKey === 'string') {
+    // Plain text with its {placeholders} filled: the template escapes it.
+    const values = (data.errorValues ?? {}) as Record<string, string>;
+    extra.error = language.messages[data.errorKey as PageMessageKey].replace(
+      /\{(\w+)\}/g,
+      (whole, name: string) => (Object.hasOwn(values, name) ? String(values[name]) : whole),
+    );
+  }
   if (Array.isArray(data.scopes)) {
     extra.scopes = (data.scopes as Array<{ name: string; description: string }>).map((scope) => ({
       ...scope,

@@ -15,6 +15,8 @@ export interface EndpointPaths {
   introspection: string;
   /** The public keys (RFC 7517 JWK Set). */
   jwks: string;
+  /** Where upstream providers send the browser back (the `upstream` option): register `<issuer><path>` with them. */
+  upstreamCallback: string;
 }
 
 export const DEFAULT_PATHS: Readonly<EndpointPaths> = Object.freeze({
@@ -24,11 +26,14 @@ export const DEFAULT_PATHS: Readonly<EndpointPaths> = Object.freeze({
   revocation: '/v1/oauth/revoke',
   introspection: '/v1/oauth/introspect',
   jwks: '/v1/oauth/jwks',
+  upstreamCallback: '/v1/oauth/upstream/callback',
 });
 
 /** The two forms behind the authorization endpoint. */
 export const signInPath = (paths: EndpointPaths) => `${paths.authorization}/sign-in`;
 export const decisionPath = (paths: EndpointPaths) => `${paths.authorization}/decision`;
+/** The sign-in page's "Continue with <provider>" links. */
+export const upstreamStartPath = (paths: EndpointPaths) => `${paths.authorization}/upstream`;
 
 const PATH = /^(\/[A-Za-z0-9\-._~]+)+$/;
 
@@ -44,7 +49,7 @@ export function parsePaths(input: unknown, fail: (message: string) => never): Re
       fail(`paths.${name} must be a path such as "/oauth/${name}" (plain segments, no trailing slash).`);
     paths[name as keyof EndpointPaths] = value;
   }
-  const all = [...Object.values(paths), signInPath(paths), decisionPath(paths)];
+  const all = [...Object.values(paths), signInPath(paths), decisionPath(paths), upstreamStartPath(paths)];
   if (new Set(all).size !== all.length) fail('paths must give every endpoint a path of its own.');
   return Object.freeze(paths);
 }

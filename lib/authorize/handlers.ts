@@ -4,7 +4,7 @@ import { describeClient, isClientIdUrl } from '../cimd/client-document';
 import { handle, type OAuthContext } from '../context';
 import { timeOrderedId } from '../crypto/time-ordered-id';
 import { hashSecret, randomSecret } from '../crypto/secrets';
-import { decisionPath, signInPath } from '../paths';
+import { decisionPath, signInPath, upstreamStartPath } from '../paths';
 import { OAuthError } from '../errors';
 import type { PageMessageKey } from '../i18n/messages';
 import { clientRedirect, type RedirectTarget } from '../util/redirect-uri';
@@ -20,27 +20,43 @@ function markAsPage(res: Response, request?: AuthorizationRequest): void {
 }
 
 /** What the pages of the authorization endpoint use: the request's client, the browser session, the templates. */
-type PageDeps = Pick<OAuthContext, 'config' | 'findClient' | 'session' | 'pages'>;
+export type PageDeps = Pick<OAuthContext, 'config' | 'findClient' | 'session' | 'pages'>;
 
-function renderSignIn(
+/** The sign-in page: the built-in form when the router checks passwords, and a link per upstream provider. */
+export function renderSignIn(
   ctx: PageDeps,
   req: Request,
   res: Response,
   request: AuthorizationRequest,
-  extra: { email?: string; errorKey?: PageMessageKey; status?: number } = {},
+  extra: {
+    email?: string;
+    errorKey?: PageMessageKey;
+    errorValues?: Record<string, string>;
+    status?: number;
+  } = {},
 ) {
   const fields = ctx.session.formFields(req, res, request.params);
+  const start = ctx.config.issuer + upstreamStartPath(ctx.config.paths);
+  const providers = [...(ctx.config.upstream?.providers.values() ?? [])].map(({ id, name }) => ({
+    id,
+    name,
+    // A link, not a form: a form's redirect to the provider would need the provider in the page's form-action.
+    href: `${start}?${new URLSearchParams({ provider: id, ...fields })}`,
+  }));
   return ctx.pages.render(
     res,
     'login',
     {
       ...fields,
       action: ctx.config.issuer + signInPath(ctx.config.paths),
+      passwordForm: Boolean(ctx.config.authenticateUser),
+      providers,
       clientName: describeClient(request.client).name,
       client: describeClient(request.client),
       email: extra.email ?? '',
       // Rendered in the page's language (pages.ts).
       errorKey: extra.errorKey,
+      errorValues: extra.errorValues,
     },
     extra.status,
   );
@@ -74,9 +90,9 @@ export function authorizePageHandler(ctx: PageDeps): RequestHandler {
     markAsPage(res);
     const request = await validateAuthorizationRequest(ctx, req.query, res);
     markAsPage(res, request);
-    const user = await ctx.session.currentUser(req);
+    const user = await ctx.session.currentUser(req, request.params);
     if (user) return renderConsent(ctx, req, res, request, user);
-    if (ctx.config.authenticateUser) return renderSignIn(ctx, req, res, request);
+    if (ctx.config.authenticateUser || ctx.config.upstream) return renderSignIn(ctx, req, res, request);
     // The host app signs users in: send the browser there, to come back to this very request.
     const returnTo = `${ctx.config.endpoints.authorization}?${new URLSearchParams(request.params)}`;
     res.redirect(302, ctx.config.signInUrl!(returnTo, req));
@@ -139,10 +155,12 @@ function grantedScopes(body: unknown, requested: string[]): string[] {
 }
 
 /** The consent form: Deny redirects with access_denied; Allow issues a code bound to everything the user saw. */
-export function decisionHandler(ctx: PageDeps & Pick<OAuthContext, 'emit' | 'store'>): RequestHandler {
+export function decisionHandler(
+  ctx: PageDeps & Pick<OAuthContext, 'emit' | 'store' | 'upstream'>,
+): RequestHandler {
   return handle(async function consentDecision(req, res) {
     const request = await openForm(ctx, req, res);
-    const user = await ctx.session.currentUser(req);
+    const user = await ctx.session.currentUser(req, request.params);
     if (!user) return renderSignIn(ctx, req, res, request, { errorKey: 'signIn.expired' });
     const clientId = request.client.clientId;
     const decision = readParam(req.body, 'decision');
@@ -175,6 +193,13 @@ export function decisionHandler(ctx: PageDeps & Pick<OAuthContext, 'emit' | 'sto
       lastUsedAt: null,
       revokedAt: null,
     };
+    // An upstream sign-in that keeps tokens gives them to this grant, once: a replayed form gets no second grant.
+    const heldTokens = ctx.session.upstreamTokens(req, request.params);
+    if (
+      heldTokens !== undefined &&
+      !(await ctx.upstream!.tokens!.attach(heldTokens, grantId, grant.expiresAt))
+    )
+      throw new OAuthError('access_denied', 'This sign-in was already used; sign in again.');
     // Document clients reach this point only when the store keeps them (createOAuthRouter turns documents off
     // otherwise), so the grant always names a stored client.
     if (isClientIdUrl(clientId)) await store.createGrantWithClient!(grant, request.client);

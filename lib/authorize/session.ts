@@ -7,6 +7,9 @@ import type { OAuthConfig, OAuthUser } from '../options';
 
 const SESSION_COOKIE = 'mcp_oauth_session';
 const CSRF_COOKIE = 'mcp_oauth_csrf';
+const UPSTREAM_COOKIE = 'mcp_oauth_upstream';
+/** How long the browser may take at an upstream provider. */
+const UPSTREAM_MS = 10 * 60 * 1000;
 /**
  * On https the cookies carry the __Host- prefix, which browsers accept only with Secure, Path=/ and no Domain: a
  * sibling subdomain cannot plant a sign-in or a CSRF cookie here (login CSRF).
@@ -18,25 +21,65 @@ const PENDING_REQUEST_MS = 30 * 60 * 1000;
 /** The parameters of a validated authorization request, carried sealed between the pages. */
 export type PendingRequest = Record<string, string>;
 
+/**
+ * A sign-in through an upstream provider that keeps the user's tokens: it holds for the one authorization request it
+ * was made for (the tokens go to that request's grant), not for the next one.
+ */
+export interface UpstreamSignIn {
+  provider: string;
+  /** The held tokens' id (see upstream/tokens.ts). */
+  tokens: string;
+  params: PendingRequest;
+}
+
 export interface BrowserSession {
-  /** The user signed in through the host app's session or the built-in form, or undefined. */
-  currentUser(req: Request): Promise<OAuthUser | undefined>;
-  signIn(res: Response, user: OAuthUser): void;
+  /**
+   * The user signed in through the host app's session, the built-in form or an upstream provider, or undefined. A
+   * sign-in bound to another authorization request than `params` (UpstreamSignIn) does not count.
+   */
+  currentUser(req: Request, params?: PendingRequest): Promise<OAuthUser | undefined>;
+  /** The held upstream tokens' id of the sign-in, when it is bound to `params`. */
+  upstreamTokens(req: Request, params: PendingRequest): string | undefined;
+  signIn(res: Response, user: OAuthUser, upstream?: UpstreamSignIn): void;
   /** Seals the request parameters and makes the CSRF token bound to them and to this browser. */
   formFields(req: Request, res: Response, params: PendingRequest): { request: string; csrf_token: string };
-  /** Checks the CSRF token and opens the pending request; undefined if either fails. */
-  openForm(req: Request): { params?: PendingRequest; csrfValid: boolean };
+  /** Keeps an upstream authorization's checks in this browser (sealed, for 10 minutes) until its callback. */
+  beginUpstream(res: Response, transaction: UpstreamTransaction): void;
+  /** The browser's upstream transaction, cleared: undefined when there is none, or it was altered or has expired. */
+  endUpstream(req: Request, res: Response): (UpstreamTransaction & { exp: number }) | undefined;
+  /** Checks the CSRF token of a form (the body, or a link's query) and opens the pending request. */
+  openForm(req: Request, fields?: unknown): { params?: PendingRequest; csrfValid: boolean };
 }
+
+/** What the upstream callback must find in the browser that started the sign-in. */
+export interface UpstreamTransaction extends Record<string, unknown> {
+  provider: string;
+  state: string;
+  nonce?: string;
+  codeVerifier: string;
+  params: PendingRequest;
+}
+
+type SessionPayload = {
+  sub: string;
+  name?: string;
+  email?: string;
+  /** An upstream sign-in that keeps tokens: the provider, the held tokens and a MAC of the request it is bound to. */
+  up?: { provider: string; tokens: string; request: string };
+};
 
 export function createBrowserSession(config: OAuthConfig, sealer: Sealer): BrowserSession {
   const secure = config.secureCookies;
   const cookiePath = secure ? '/' : config.mountPath + config.paths.authorization;
   const sessionCookie = secure ? HOST_PREFIX + SESSION_COOKIE : SESSION_COOKIE;
   const csrfCookie = secure ? HOST_PREFIX + CSRF_COOKIE : CSRF_COOKIE;
-  const cookie = (name: string, value: string, maxAgeSeconds: number) =>
+  const upstreamCookie = secure ? HOST_PREFIX + UPSTREAM_COOKIE : UPSTREAM_COOKIE;
+  // Sent back only to the callback (a cross-site navigation from the provider: Lax lets it through).
+  const upstreamPath = secure ? '/' : config.mountPath + config.paths.upstreamCallback;
+  const cookie = (name: string, value: string, maxAgeSeconds: number, path = cookiePath) =>
     [
       `${name}=${value}`,
-      `Path=${cookiePath}`,
+      `Path=${path}`,
       `Max-Age=${maxAgeSeconds}`,
       'HttpOnly',
       // Lax: the cookie must come along when the AI client sends the browser here (a cross-site navigation),
@@ -59,28 +102,58 @@ export function createBrowserSession(config: OAuthConfig, sealer: Sealer): Brows
     return fresh;
   };
 
+  // The built-in session cookie exists when the router signs users in itself: by form or through a provider.
+  const ownSession = Boolean(config.authenticateUser || config.upstream);
+  const requestMac = (params: PendingRequest) =>
+    sealer.mac('bound-request', JSON.stringify(Object.entries(params).sort(([a], [b]) => (a < b ? -1 : 1))));
+  const readSession = (req: Request) => {
+    const session = ownSession
+      ? sealer.open<SessionPayload>('sign-in', readCookie(req, sessionCookie))
+      : undefined;
+    return session && typeof session.sub === 'string' ? session : undefined;
+  };
+  const boundTo = (session: SessionPayload, params: PendingRequest | undefined) =>
+    params !== undefined && constantTimeEqual(String(session.up?.request), requestMac(params));
+
   return {
-    async currentUser(req) {
+    async currentUser(req, params) {
       const hosted = config.getSessionUser ? await config.getSessionUser(req) : undefined;
       if (hosted) return hosted;
-      if (!config.authenticateUser) return undefined;
-      const session = sealer.open<{ sub: string; name?: string; email?: string }>(
-        'sign-in',
-        readCookie(req, sessionCookie),
-      );
-      return session && typeof session.sub === 'string'
-        ? { id: session.sub, name: session.name, email: session.email }
-        : undefined;
+      const session = readSession(req);
+      if (!session || (session.up && !boundTo(session, params))) return undefined;
+      return { id: session.sub, name: session.name, email: session.email };
     },
 
-    signIn(res, user) {
+    upstreamTokens(req, params) {
+      const session = readSession(req);
+      return session?.up && boundTo(session, params) ? session.up.tokens : undefined;
+    },
+
+    signIn(res, user, upstream) {
       const seconds = config.lifetimes.signIn;
-      const value = sealer.seal(
-        'sign-in',
-        { sub: user.id, name: user.name, email: user.email },
-        config.now() + seconds * 1000,
-      );
+      const payload: SessionPayload = { sub: user.id, name: user.name, email: user.email };
+      if (upstream)
+        payload.up = {
+          provider: upstream.provider,
+          tokens: upstream.tokens,
+          request: requestMac(upstream.params),
+        };
+      const value = sealer.seal('sign-in', { ...payload }, config.now() + seconds * 1000);
       appendCookie(res, cookie(sessionCookie, value, seconds));
+    },
+
+    beginUpstream(res, transaction) {
+      const value = sealer.seal('upstream-transaction', transaction, config.now() + UPSTREAM_MS);
+      appendCookie(res, cookie(upstreamCookie, value, UPSTREAM_MS / 1000, upstreamPath));
+    },
+
+    endUpstream(req, res) {
+      const sealed = readCookie(req, upstreamCookie);
+      if (sealed !== undefined) appendCookie(res, cookie(upstreamCookie, '', 0, upstreamPath));
+      const transaction = sealer.open<UpstreamTransaction & { exp: number }>('upstream-transaction', sealed);
+      return transaction && typeof transaction.state === 'string' && typeof transaction.provider === 'string'
+        ? transaction
+        : undefined;
     },
 
     formFields(req, res, params) {
@@ -88,8 +161,8 @@ export function createBrowserSession(config: OAuthConfig, sealer: Sealer): Brows
       return { request, csrf_token: sealer.mac('csrf', csrfSecret(req, res), request) };
     },
 
-    openForm(req) {
-      const body = (req.body ?? {}) as Record<string, unknown>;
+    openForm(req, fields = req.body) {
+      const body = (fields ?? {}) as Record<string, unknown>;
       const browser = readCookie(req, csrfCookie);
       const request = body.request;
       const token = body.csrf_token;

@@ -14,6 +14,16 @@ export const ENGLISH_MESSAGES = {
   'signIn.submit': 'Sign in',
   'signIn.failed': 'The email or password is incorrect.',
   'signIn.expired': 'Your sign-in has expired; sign in again.',
+  /** A link per upstream provider. */
+  'signIn.continueWith': 'Continue with {provider}',
+  /** Between the providers' links and the email form. */
+  'signIn.orEmail': 'Or sign in with your email',
+  'upstream.refused': '{provider} did not sign you in. Try again, or choose another way to sign in.',
+  'upstream.unavailable': '{provider} cannot be reached right now. Try again in a moment.',
+  'upstream.failed': 'Signing in with {provider} did not work. Try again.',
+  'upstream.unverified':
+    '{provider} has not verified the email address of that account, so it cannot sign you in here. Verify it there, or use another account.',
+  'upstream.noAccount': 'No account here matches the account you used at {provider}.',
   'consent.title': 'Allow access',
   'consent.heading': '{client} wants access to your {service} account',
   'consent.documentClient':

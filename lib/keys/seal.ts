@@ -1,6 +1,6 @@
-// Private signing keys at rest: AES-256-GCM under a key derived (HKDF-SHA256) from the key set's encryption key and
-// bound to the kid, so that a copy of the database alone cannot sign, and a sealed key moved to another row does
-// not open.
+// Secrets at rest: AES-256-GCM under a key derived (HKDF-SHA256) from an encryption key, a purpose and the row's
+// label (a signing key's kid; a user's upstream tokens' provider and user), so that a copy of the database alone
+// opens nothing, and a sealed value moved to another row does not open.
 import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
 
 const PREFIX = 'v1.';
@@ -11,10 +11,15 @@ export interface KeySealer {
   open(kid: string, sealed: string): string;
 }
 
-export function createKeySealer(encryptionKey: Buffer): KeySealer {
+/** `purpose` separates the keys of different uses; the default is the key set's, whose rows predate the option. */
+export function createKeySealer(
+  encryptionKey: Buffer,
+  purpose = 'signing key',
+  keyName = "the key set's encryptionKey",
+): KeySealer {
   const keyFor = (kid: string) =>
     Buffer.from(
-      hkdfSync('sha256', encryptionKey, Buffer.alloc(0), `express-mcp-oauth signing key ${kid}`, 32),
+      hkdfSync('sha256', encryptionKey, Buffer.alloc(0), `express-mcp-oauth ${purpose} ${kid}`, 32),
     );
   return {
     seal(kid, pem) {
@@ -26,7 +31,7 @@ export function createKeySealer(encryptionKey: Buffer): KeySealer {
     },
     open(kid, sealed) {
       const parts = sealed.startsWith(PREFIX) ? sealed.slice(PREFIX.length).split('.') : [];
-      if (parts.length !== 3) throw new Error(`signing key ${kid}: not a sealed key.`);
+      if (parts.length !== 3) throw new Error(`${purpose} ${kid}: not a sealed value.`);
       const [iv, tag, data] = parts.map((part) => Buffer.from(part, 'base64url')) as [Buffer, Buffer, Buffer];
       try {
         const decipher = createDecipheriv('aes-256-gcm', keyFor(kid), iv);
@@ -35,7 +40,7 @@ export function createKeySealer(encryptionKey: Buffer): KeySealer {
         return Buffer.concat([decipher.update(data), decipher.final()]).toString('utf8');
       } catch {
         throw new Error(
-          `signing key ${kid} cannot be opened: the key set's encryptionKey differs from the one that sealed it.`,
+          `${purpose} ${kid} cannot be opened: ${keyName} differs from the one that sealed it, or the row was altered.`,
         );
       }
     },

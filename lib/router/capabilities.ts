@@ -2,7 +2,7 @@
 // turns its features off, in the metadata and at every endpoint, the way the MCP SDK's optional provider methods
 // switch endpoints off. The operator is told once, when the router is created, not on every refused request.
 import type { OAuthConfig } from '../options';
-import type { OAuthStore } from '../store/types';
+import type { OAuthStore, UpstreamTokenStore } from '../store/types';
 
 /** The config with the features the store cannot keep turned off; `warn` hears of each one. */
 export function applyStoreCapabilities(
@@ -11,6 +11,20 @@ export function applyStoreCapabilities(
   warn: (message: string) => void = console.warn,
 ): OAuthConfig {
   let adjusted = config;
+  // Asked for by name, so refused at start rather than quietly turned off.
+  if (config.upstream && typeof store.useAssertionId !== 'function')
+    throw new TypeError(
+      'createOAuthRouter: upstream sign-in needs a store with useAssertionId() (each provider callback is single-use ' +
+        'across instances); the SQLite, PostgreSQL and memory stores have it.',
+    );
+  if (
+    config.upstream?.keepsTokens &&
+    typeof (store as Partial<UpstreamTokenStore>).saveUpstreamTokens !== 'function'
+  )
+    throw new TypeError(
+      'createOAuthRouter: a provider keeps tokens (keepTokens), but the store does not keep them: implement ' +
+        'UpstreamTokenStore (the SQLite, PostgreSQL and memory stores do), or drop keepTokens.',
+    );
   // RFC 7523 §3 item 7: an assertion is single-use; without a store-wide record of its jti that cannot be kept.
   if (typeof store.useAssertionId !== 'function' && config.authMethods.includes('private_key_jwt')) {
     warn(

@@ -17,7 +17,8 @@ import { refuseControlCharacters } from '../middleware/control-characters';
 import { openCors } from '../middleware/cors';
 import type { OwnPaths } from '../middleware/own-paths';
 import type { RateLimiters } from '../middleware/rate-limits';
-import { decisionPath, protectedResourceMetadataPath, signInPath } from '../paths';
+import { decisionPath, protectedResourceMetadataPath, signInPath, upstreamStartPath } from '../paths';
+import { upstreamCallbackHandler, upstreamStartHandler } from '../authorize/upstream';
 import type { BodyParsers } from './body-parsers';
 
 // Public documents: GET with open CORS (set by the document handler itself, one step less on a hot path), OPTIONS
@@ -104,6 +105,16 @@ export function mountEndpoints(
     .route(own.add(decisionPath(paths)))
     .post(pages.headers, limits.authorize, form, plainText, decisionHandler(ctx))
     .all(allowMethods(['POST']));
+  if (config.upstream) {
+    router
+      .route(own.add(upstreamStartPath(paths)))
+      .get(pages.headers, limits.authorize, plainText, upstreamStartHandler(ctx))
+      .all(allowMethods(['GET']));
+    router
+      .route(own.add(paths.upstreamCallback))
+      .get(pages.headers, limits.authorize, upstreamCallbackHandler(ctx))
+      .all(allowMethods(['GET']));
+  }
   router
     .route(own.add(paths.token))
     .all(openCors(['POST']))

@@ -9,11 +9,13 @@ import {
   type OperatorClientOptions,
 } from '../grants/operator-clients';
 import { createRequireBearer, type RequireBearerOptions } from '../middleware/bearer';
+import { OAuthError } from '../errors';
 import { createErrorHandler } from '../middleware/error-handler';
 import { createOwnPaths } from '../middleware/own-paths';
 import { createRateLimiters } from '../middleware/rate-limits';
 import { parseOptions, type LifetimeOptions, type OAuthEndpoints, type OAuthRouterOptions } from '../options';
 import type { OAuthStore } from '../store/types';
+import type { UpstreamToken } from '../upstream/tokens';
 import type { ScopeCatalogue } from '../util/scopes';
 import { createBodyParsers } from './body-parsers';
 import { applyStoreCapabilities } from './capabilities';
@@ -49,6 +51,14 @@ export interface OAuthRouter extends Router {
    * as an OAuthError too_many_requests (status 429).
    */
   signInLimits: RequestHandler[];
+  /**
+   * The user's access token at the upstream provider they signed in with, for a tool to call its API: given
+   * requireBearer's `req.auth` (or a grant id), for a provider with `keepTokens`. Refreshed upstream first when it
+   * has expired (one refresh for concurrent callers, across instances). Rejects with an OAuthError: invalid_token
+   * when the grant keeps none (signed in otherwise, revoked, or the provider refused to refresh: the user must
+   * connect again), temporarily_unavailable when the provider cannot be reached.
+   */
+  upstreamToken(auth: { grantId: string } | string): Promise<UpstreamToken>;
 }
 
 /** What the host app may read of the parsed options: public facts, frozen. */
@@ -88,6 +98,15 @@ export function createOAuthRouter(
     registerOperatorClient(store, config.scopes, clientOptions, config.now());
   router.info = serverInfo(ctx);
   router.signInLimits = [limits.signIn, limits.signInPerAccount, limits.signInSlowdown];
+  router.upstreamToken = async (auth) => {
+    const grantId = typeof auth === 'string' ? auth : auth?.grantId;
+    const tokens = ctx.upstream?.tokens;
+    if (!tokens)
+      throw new TypeError('upstreamToken: no upstream provider keeps tokens; set keepTokens: true on one.');
+    if (typeof grantId !== 'string' || !(await store.isGrantActive(grantId)))
+      throw new OAuthError('invalid_token', 'This grant is not active; connect again.');
+    return tokens.accessToken(grantId);
+  };
   return router;
 }
 

@@ -5,13 +5,15 @@ import { createBrowserSession } from '../authorize/session';
 import { createIssuerKeys } from '../cimd/issuer-keys';
 import { createClientDocumentResolver } from '../cimd/resolver';
 import { createSafeFetcher, systemResolveHost } from '../cimd/safe-fetch';
-import { createClientLookup, type OAuthContext } from '../context';
+import { createClientLookup, type OAuthContext, type UpstreamServices } from '../context';
 import type { JwtSigner } from '../crypto/signer';
 import { createEventEmitter } from '../events';
 import { createBearerCache, type BearerCache } from '../middleware/bearer-cache';
 import type { OAuthConfig } from '../options';
 import { createPages } from '../pages';
-import type { OAuthStore } from '../store/types';
+import type { OAuthStore, UpstreamTokenStore } from '../store/types';
+import { createUpstreamConnector } from '../upstream/client';
+import { createUpstreamTokens } from '../upstream/tokens';
 
 /** The shared services, and the bearer check's memory of grants (revocation clears it at once). */
 export function createServices(
@@ -46,6 +48,7 @@ export function createServices(
     onFailed: ({ clientId, reason, detail }, req) =>
       emit(req, 'client.fetch_failed', { clientId, reason, detail }),
   });
+  const upstream = createUpstreamServices(store, config);
   const ctx: OAuthContext = {
     store,
     signer,
@@ -64,10 +67,13 @@ export function createServices(
           onFailed: ({ reason, detail }, req) => emit(req, 'idp.fetch_failed', { reason, detail }),
         })
       : undefined,
+    upstream,
     revokeGrant: async (grantId, cause) => {
       // This process refuses the grant's tokens from now on, before the store has even answered.
       cache.forgetGrant(grantId);
       const revoked = Boolean(await store.revokeGrant(grantId));
+      // Even when the store had revoked it already (a refresh token's reuse): the upstream tokens go with the grant.
+      await upstream?.tokens?.forget(grantId);
       if (revoked && cause) {
         const { req, by, clientId, userId } = cause;
         emit(req, 'grant.revoked', { grantId, by, clientId, userId });
@@ -77,4 +83,22 @@ export function createServices(
     emit,
   };
   return { ctx, cache };
+}
+
+/** Upstream sign-in's services; the tokens' part only when a provider keeps tokens (the store is checked for it). */
+function createUpstreamServices(store: OAuthStore, config: OAuthConfig): UpstreamServices | undefined {
+  const { upstream } = config;
+  if (!upstream) return undefined;
+  const connect = createUpstreamConnector();
+  const tokens = upstream.keepsTokens
+    ? createUpstreamTokens({
+        store: store as OAuthStore & UpstreamTokenStore,
+        secret: config.secret,
+        upstream,
+        connect,
+        now: config.now,
+        onError: (error) => console.error('express-mcp-oauth: upstream token revocation failed', error),
+      })
+    : undefined;
+  return { config: upstream, connect, tokens };
 }

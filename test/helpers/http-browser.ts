@@ -33,7 +33,7 @@ export function httpBrowser() {
       body: new URLSearchParams([...fields, ...extra]),
     });
   };
-  return { visit, submit };
+  return { visit, submit, cookies };
 }
 
 /** Signs in and allows on the instance at `base`; returns the code and the PKCE verifier. */

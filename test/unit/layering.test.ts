@@ -24,6 +24,8 @@ const FORBIDDEN: Record<string, string[]> = {
   grants: [...HTTP, 'cimd', 'options'],
   keys: [...HTTP, 'cimd', 'options', 'grants'],
   cimd: HTTP,
+  // Upstream sign-in's client side and the users' kept tokens: no endpoint, which authorize/upstream.ts is.
+  upstream: [...HTTP, 'cimd', 'grants', 'dpop'],
   // The deployment check speaks to a server from outside, over HTTP, as a client does: it uses nothing of the server.
   check: [
     ...HTTP,

@@ -1,0 +1,131 @@
+// A server with upstream sign-in and its two real upstream providers on loopback: oidc-provider as an OpenID provider
+// (keeping the user's tokens) and the GitHub-shaped plain OAuth 2 server; and a scripted browser for the journey.
+import { createServer, type Server } from 'node:http';
+import type { UpstreamOptions } from '../../lib/upstream/options';
+import type { OAuthRouterOptions } from '../../lib/options';
+import { httpBrowser } from './http-browser';
+import { authorizeQuery, createTestServer, type RegisteredClient, type TestServer } from './oauth-app';
+import { freePort } from './ports';
+import { startGithubDouble, type GithubDouble } from './upstream-github';
+import {
+  startOidcUpstream,
+  UPSTREAM_ACCOUNTS,
+  type OidcUpstream,
+  type UpstreamAccount,
+} from './upstream-oidc';
+
+/** Verified at the provider, but no user of the host app has this email. */
+export const STRANGER: UpstreamAccount = {
+  sub: 'eve',
+  email: 'eve@upstream.test',
+  email_verified: true,
+  name: 'Eve Stranger',
+  password: 'eve-password',
+};
+export const [ANA, IVO, DENY] = UPSTREAM_ACCOUNTS as [UpstreamAccount, UpstreamAccount, UpstreamAccount];
+/** The host app's users, by email: whoever signs in upstream with one of these is that user. */
+export const HOST_USERS: Record<string, string> = {
+  'ana@upstream.test': 'user-ana',
+  'octo@github.test': 'user-octo',
+};
+
+export interface UpstreamWorld {
+  server: TestServer & { baseUrl: string };
+  oidc: OidcUpstream;
+  github: GithubDouble;
+  close(): Promise<void>;
+}
+
+/** The GitHub provider as a host app configures it: the verified email comes from /user/emails. */
+export const githubProvider = (github: GithubDouble) => ({
+  id: 'github',
+  name: 'GitHub',
+  authorizationEndpoint: `${github.url}/login/oauth/authorize`,
+  tokenEndpoint: `${github.url}/login/oauth/access_token`,
+  userInfoEndpoint: `${github.url}/user`,
+  clientId: github.clientId,
+  clientSecret: github.clientSecret,
+  scope: 'read:user user:email',
+  identity: async (
+    profile: Record<string, unknown>,
+    context: { fetchJson(url: string): Promise<unknown> },
+  ) => {
+    const emails = (await context.fetchJson(`${github.url}/user/emails`)) as Array<{
+      email: string;
+      verified: boolean;
+      primary: boolean;
+    }>;
+    const primary = emails.find((entry) => entry.primary);
+    return {
+      sub: String(profile.id),
+      email: primary?.email,
+      emailVerified: primary?.verified === true,
+      name: String(profile.name ?? profile.login),
+    };
+  },
+});
+
+export async function startUpstreamWorld(
+  options: Omit<Partial<OAuthRouterOptions>, 'upstream'> & { upstream?: Partial<UpstreamOptions> } = {},
+): Promise<UpstreamWorld> {
+  const port = await freePort();
+  const baseUrl = `http://127.0.0.1:${port}`;
+  const redirectUris = [`${baseUrl}/v1/oauth/upstream/callback`];
+  const oidc = await startOidcUpstream({ redirectUris, accounts: [...UPSTREAM_ACCOUNTS, STRANGER] });
+  const github = await startGithubDouble({ redirectUris });
+  const { upstream, ...rest } = options;
+  const server = createTestServer({
+    issuer: baseUrl,
+    upstream: {
+      providers: [
+        {
+          id: 'oidc',
+          name: 'Upstream ID',
+          issuer: oidc.issuer,
+          clientId: oidc.clientId,
+          clientSecret: oidc.clientSecret,
+          keepTokens: true,
+        },
+        githubProvider(github),
+      ],
+      findUser: (identity) => {
+        const id = identity.email ? HOST_USERS[identity.email] : undefined;
+        return id ? { id, email: identity.email, name: identity.name } : null;
+      },
+      ...upstream,
+    },
+    ...rest,
+  });
+  const http: Server = createServer(server.app);
+  await new Promise<void>((resolve) => http.listen(port, '127.0.0.1', resolve));
+  return {
+    server: { ...server, baseUrl },
+    oidc,
+    github,
+    close: async () => {
+      http.closeAllConnections();
+      await new Promise((resolve) => http.close(resolve));
+      server.close();
+      await Promise.all([oidc.close(), github.close()]);
+    },
+  };
+}
+
+/** The sign-in page's "Continue with" links, by provider id. */
+export function providerLinks(html: string): Record<string, string> {
+  return Object.fromEntries(
+    [...html.matchAll(/<a class="button primary" href="([^"]+)"/g)].map((match) => {
+      const href = match[1]!.replace(/&amp;/g, '&');
+      return [new URL(href).searchParams.get('provider')!, href];
+    }),
+  );
+}
+
+/** A browser at the sign-in page of a new authorization request of `client`. */
+export async function openSignIn(world: UpstreamWorld, client: RegisteredClient, overrides = {}) {
+  const browser = httpBrowser();
+  const { query, pkce } = authorizeQuery(client, { resource: `${world.server.baseUrl}/mcp`, ...overrides });
+  const page = await browser.visit(`${world.server.baseUrl}/v1/oauth/authorize?${query}`);
+  const html = await page.text();
+  return { browser, pkce, page, html, links: providerLinks(html) };
+}
