@@ -4,6 +4,7 @@ import express, { type ErrorRequestHandler, type Express } from 'express';
 import {
   createJwtSigner,
   createOAuthRouter,
+  type UpstreamIdentity,
   DEFAULT_PATHS,
   isStoreUnavailable,
   type ClientMetadataDocumentOptions,
@@ -138,6 +139,16 @@ export async function createExampleApp(
           enterpriseIdps: {
             issuers: config.trustedIdps,
             findUser: (claims: IdJagClaims) => findUserByEmail(db, claims.email),
+          },
+        }
+      : {}),
+    // Sign-in through an OpenID provider: a verified email that matches a user signs that user in (the library
+    // refuses an unverified one before asking).
+    ...(config.upstreamOidc
+      ? {
+          upstream: {
+            providers: [{ id: 'oidc', ...config.upstreamOidc }],
+            findUser: (identity: UpstreamIdentity) => findUserByEmail(db, identity.email),
           },
         }
       : {}),

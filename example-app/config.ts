@@ -42,6 +42,12 @@ export interface AppConfig {
   keysRefreshMs: number;
   /** TRUSTED_IDPS: the issuers of the enterprise IdPs whose ID-JAGs the jwt-bearer grant accepts; empty: grant off. */
   trustedIdps: string[];
+  /**
+   * UPSTREAM_OIDC_ISSUER, UPSTREAM_CLIENT_ID, UPSTREAM_CLIENT_SECRET, UPSTREAM_NAME: sign-in through that OpenID
+   * provider ("Continue with <name>"); undefined: off.
+   */
+  upstreamOidc:
+    { issuer: string; clientId: string; clientSecret: string | undefined; name: string } | undefined;
 }
 
 export class ConfigError extends Error {
@@ -165,6 +171,7 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   const trustedIdps = parseTrustedIdps(env.TRUSTED_IDPS, cimd === '1');
   return {
     port,
+    upstreamOidc: parseUpstreamOidc(env),
     trustedIdps,
     keysRefreshMs: keysRefresh * 1000,
     metricsPort,
@@ -187,4 +194,28 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     accessTokenTtl: ttl,
     serviceName: env.SERVICE_NAME || 'Business Service',
   };
+}
+
+/** The upstream OpenID provider of the UPSTREAM_* variables: the issuer and client id together, or none of them. */
+function parseUpstreamOidc(env: NodeJS.ProcessEnv): AppConfig['upstreamOidc'] {
+  const issuer = env.UPSTREAM_OIDC_ISSUER || undefined;
+  const clientId = env.UPSTREAM_CLIENT_ID || undefined;
+  const clientSecret = env.UPSTREAM_CLIENT_SECRET || undefined;
+  if (!issuer && !clientId && !clientSecret) return undefined;
+  if (!issuer || !clientId)
+    throw new ConfigError(
+      'UPSTREAM_OIDC_ISSUER and UPSTREAM_CLIENT_ID go together (with UPSTREAM_CLIENT_SECRET for a confidential ' +
+        'client): give both, or neither to turn upstream sign-in off.',
+    );
+  let url: URL | undefined;
+  try {
+    url = new URL(issuer);
+  } catch {
+    url = undefined;
+  }
+  if (!url || !(url.protocol === 'https:' || (url.protocol === 'http:' && isLoopbackHost(url.hostname))))
+    throw new ConfigError(
+      `UPSTREAM_OIDC_ISSUER must be an https URL (http only on localhost), got "${issuer}".`,
+    );
+  return { issuer, clientId, clientSecret, name: env.UPSTREAM_NAME?.trim() || url.host };
 }

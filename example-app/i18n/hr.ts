@@ -18,6 +18,15 @@ const MESSAGES: Record<PageMessageKey, string> = {
   'signIn.submit': 'Prijavi se',
   'signIn.failed': 'E-pošta ili lozinka nije točna.',
   'signIn.expired': 'Vaša je prijava istekla; prijavite se ponovno.',
+  'signIn.continueWith': 'Nastavite putem usluge {provider}',
+  'signIn.orEmail': 'Ili se prijavite e-poštom',
+  'upstream.refused': '{provider} vas nije prijavio. Pokušajte ponovno ili odaberite drugi način prijave.',
+  'upstream.unavailable': '{provider} trenutačno nije dostupan. Pokušajte ponovno za nekoliko trenutaka.',
+  'upstream.failed': 'Prijava putem usluge {provider} nije uspjela. Pokušajte ponovno.',
+  'upstream.unverified':
+    '{provider} nije potvrdio adresu e-pošte tog računa, pa vas njime ne možemo prijaviti. Potvrdite je ondje ili upotrijebite drugi račun.',
+  'upstream.noAccount':
+    'Ovdje nema računa koji odgovara računu kojim ste se prijavili kod usluge {provider}.',
   'consent.title': 'Dopuštanje pristupa',
   'consent.heading': '{client} želi pristup vašem računu u usluzi {service}',
   'consent.documentClient':

@@ -3,9 +3,8 @@
 // A and AA, and its best practices), with the page's real stylesheet, so that colour contrast is measured too.
 // axe is injected through the DevTools protocol (page.evaluate), which the pages' strict CSP does not govern: the
 // policy stays on, and a style it blocked would show here as it would to a user.
-import { readFileSync } from 'node:fs';
-import { join, dirname } from 'node:path';
-import type { Browser, Page } from 'playwright-core';
+import type { Browser } from 'playwright-core';
+import { axeViolations, readable } from '../helpers/axe';
 import { browserAvailable, launchChromium } from '../helpers/browser';
 import { startExampleApp, type RunningExampleApp } from '../helpers/example-app';
 import {
@@ -17,7 +16,6 @@ import {
 } from '../helpers/example-pages';
 
 const describeInBrowser = browserAvailable ? describe : describe.skip;
-const AXE_SOURCE = readFileSync(join(dirname(require.resolve('axe-core')), 'axe.min.js'), 'utf8');
 
 /**
  * A browser of each language (its locale and the Accept-Language it sends), light and dark: the stylesheet declares
@@ -32,33 +30,6 @@ const BROWSERS = [
 
 /** A few scopes on the consent page, and on the connected-apps page (grants minted for it: the tour never allows). */
 const SCOPES = ['fakture:read', 'clients:write', 'bridge:read', 'dokument:write'];
-
-interface Violation {
-  rule: string;
-  impact: string | null;
-  help: string;
-  nodes: Array<{ target: string; html: string; summary: string }>;
-}
-
-/** axe's violations on the page as it is now, each with the elements at fault. */
-async function axeViolations(page: Page): Promise<Violation[]> {
-  await page.evaluate(AXE_SOURCE);
-  return page.evaluate(`axe.run(document, { resultTypes: ['violations'] }).then((results) =>
-    results.violations.map((v) => ({
-      rule: v.id,
-      impact: v.impact,
-      help: v.help,
-      nodes: v.nodes.map((n) => ({ target: n.target.join(' '), html: n.html, summary: n.failureSummary })),
-    })))`);
-}
-
-/** Violations as a reader wants them in a failed test: rule, why, and each element. */
-const readable = (violations: Violation[]) =>
-  violations.map(
-    (v) =>
-      `${v.rule} (${v.impact}): ${v.help}\n` +
-      v.nodes.map((n) => `  ${n.target}: ${n.html}\n    ${n.summary.replace(/\n/g, '\n    ')}`).join('\n'),
-  );
 
 describeInBrowser('accessibility of every page (axe-core in Chromium)', () => {
   let browser: Browser;

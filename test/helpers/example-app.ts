@@ -36,7 +36,7 @@ export async function startExampleApp(
   const dir = mkdtempSync(join(tmpdir(), 'example-app-'));
   const databasePath = join(dir, 'app.db');
   const http: Server = createServer();
-  await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
+  await new Promise<void>((resolve) => http.listen(Number(env.PORT ?? 0), '127.0.0.1', resolve));
   const baseUrl = `http://127.0.0.1:${(http.address() as AddressInfo).port}`;
   // Instances on one PostgreSQL share the key that seals the app's secrets, as in production.
   const secretKey = env.DATABASE_URL ? { SECRET_KEY: TEST_SECRET_KEY } : {};
