@@ -1,0 +1,194 @@
+// The users' kept upstream tokens (lib/upstream/tokens.ts), on a fake clock and a scripted provider: sealed at rest,
+// one upstream refresh for every concurrent caller of every instance sharing the store, what each failure becomes,
+// and revocation upstream when the grant ends.
+import { createMemoryStore, type MemoryStore } from '../../../lib/store/memory';
+import { createFakeClock, HOUR, SECOND, type FakeClock } from '../../../lib/testing/clock';
+import type { UpstreamConnection, UpstreamTokenSet } from '../../../lib/upstream/client';
+import { UpstreamError } from '../../../lib/upstream/client';
+import { parseUpstreamOptions, type UpstreamProvider } from '../../../lib/upstream/options';
+import { createUpstreamTokens, type UpstreamTokens } from '../../../lib/upstream/tokens';
+
+const fail = (message: string): never => {
+  throw new TypeError(message);
+};
+const upstream = parseUpstreamOptions(
+  {
+    providers: [{ id: 'idp', name: 'IdP', issuer: 'https://idp.example', clientId: 'c', keepTokens: true }],
+    findUser: () => null,
+  },
+  fail,
+)!;
+const provider = upstream.providers.get('idp')!;
+const SECRET = Buffer.alloc(32, 3);
+
+interface Scripted extends UpstreamConnection {
+  refreshes: string[];
+  revoked: string[];
+  /** What the next refresh does: by default a new token set. */
+  next: (refreshToken: string) => Promise<UpstreamTokenSet>;
+}
+
+function scriptedProvider(clock: FakeClock): Scripted {
+  let counter = 0;
+  const connection: Scripted = {
+    refreshes: [],
+    revoked: [],
+    next: async (refreshToken) => {
+      counter += 1;
+      // A provider that takes a moment, so that concurrent callers really overlap.
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      return {
+        accessToken: `access-${counter}`,
+        tokenType: 'Bearer',
+        refreshToken,
+        expiresAt: clock.now() + HOUR,
+      };
+    },
+    authorize: () => Promise.reject(new Error('not in these tests')),
+    exchange: () => Promise.reject(new Error('not in these tests')),
+    refresh: (refreshToken) => {
+      connection.refreshes.push(refreshToken);
+      return connection.next(refreshToken);
+    },
+    revoke: async (token) => {
+      connection.revoked.push(token);
+      return true;
+    },
+  };
+  return connection;
+}
+
+function setUp() {
+  const clock = createFakeClock();
+  const store = createMemoryStore({ now: clock.now });
+  const connection = scriptedProvider(clock);
+  const errors: unknown[] = [];
+  const instance = (secret = SECRET) =>
+    createUpstreamTokens({
+      store,
+      secret,
+      upstream,
+      connect: async (_provider: UpstreamProvider) => connection,
+      now: clock.now,
+      onError: (error) => errors.push(error),
+      sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms / 20)),
+    });
+  return { clock, store, connection, errors, instance };
+}
+
+const issued = (clock: FakeClock, extra: Partial<UpstreamTokenSet> = {}): UpstreamTokenSet => ({
+  accessToken: 'access-0',
+  tokenType: 'Bearer',
+  refreshToken: 'refresh-0',
+  expiresAt: clock.now() + HOUR,
+  ...extra,
+});
+
+async function keptFor(store: MemoryStore, tokens: UpstreamTokens, set: UpstreamTokenSet) {
+  const held = await tokens.holdForConsent(provider, 'user-1', set);
+  expect(await tokens.attach(held, 'grant-1', Date.now() + 30 * 24 * HOUR)).toBe(true);
+  // Attached once only.
+  expect(await tokens.attach(held, 'grant-2', Date.now() + HOUR)).toBe(false);
+  return store.findUpstreamTokens('grant-1');
+}
+
+test('sealed at rest: the row holds neither token, and opens only with the secret, for its provider and user', async () => {
+  const { clock, store, errors, instance } = setUp();
+  const row = (await keptFor(store, instance(), issued(clock)))!;
+  expect(row.sealed).not.toContain('access-0');
+  expect(row.sealed).not.toContain('refresh-0');
+  expect(await instance().accessToken('grant-1')).toMatchObject({ accessToken: 'access-0', provider: 'idp' });
+  // Another secret cannot open it: the user is told to sign in again, the operator hears why.
+  await expect(instance(Buffer.alloc(32, 4)).accessToken('grant-1')).rejects.toMatchObject({
+    code: 'invalid_token',
+  });
+  expect(String(errors[0])).toContain("the router's secret differs");
+});
+
+test('expired: two instances, ten callers, one upstream refresh; everybody gets the new token', async () => {
+  const { clock, store, connection, instance } = setUp();
+  const [a, b] = [instance(), instance()];
+  await keptFor(store, a, issued(clock));
+  clock.advance(HOUR - 30 * SECOND); // within a minute of its expiry: refreshed first
+  const answers = await Promise.all(
+    Array.from({ length: 10 }, (_, i) => (i % 2 ? a : b).accessToken('grant-1')),
+  );
+  expect(connection.refreshes).toEqual(['refresh-0']);
+  expect(new Set(answers.map((answer) => answer.accessToken))).toEqual(new Set(['access-1']));
+  expect((await store.findUpstreamTokens('grant-1'))!.version).toBe(1);
+  // Fresh again: no further refresh.
+  await a.accessToken('grant-1');
+  expect(connection.refreshes).toHaveLength(1);
+});
+
+test.each([
+  [
+    'the provider refuses (revoked upstream): invalid_token, and the tokens are deleted',
+    () => Promise.reject(new UpstreamError('invalid', 'invalid_grant')),
+    'invalid_token',
+    false,
+  ],
+  [
+    'the provider cannot be reached: temporarily_unavailable, the tokens kept for a later try',
+    () => Promise.reject(new UpstreamError('unavailable', 'fetch failed')),
+    'temporarily_unavailable',
+    true,
+  ],
+] as const)('%s', async (_name, refresh, code, kept) => {
+  const { clock, store, connection, instance } = setUp();
+  const tokens = instance();
+  await keptFor(store, tokens, issued(clock));
+  clock.advance(2 * HOUR);
+  connection.next = refresh;
+  await expect(tokens.accessToken('grant-1')).rejects.toMatchObject({ code });
+  expect(Boolean(await store.findUpstreamTokens('grant-1'))).toBe(kept);
+});
+
+test.each([
+  ['no expiry said (GitHub): used as it is, never refreshed', { expiresAt: undefined }, 'access-0'],
+  ['expired without a refresh token: sign in again', { refreshToken: undefined }, 'invalid_token'],
+])('%s', async (_name, extra, expected) => {
+  const { clock, store, connection, instance } = setUp();
+  const tokens = instance();
+  await keptFor(store, tokens, issued(clock, extra));
+  clock.advance(2 * HOUR);
+  if (expected === 'invalid_token')
+    await expect(tokens.accessToken('grant-1')).rejects.toMatchObject({ code: 'invalid_token' });
+  else expect((await tokens.accessToken('grant-1')).accessToken).toBe(expected);
+  expect(connection.refreshes).toEqual([]);
+});
+
+test('a caller waiting on a lease whose holder died takes over once the lease has passed', async () => {
+  const { clock, store, connection, instance } = setUp();
+  const tokens = instance();
+  await keptFor(store, tokens, issued(clock));
+  clock.advance(2 * HOUR);
+  // Another instance took the lease and crashed before replacing the tokens.
+  expect(await store.leaseUpstreamTokens('grant-1', 0, clock.now() + 30 * SECOND)).toBe(true);
+  const waiting = tokens.accessToken('grant-1');
+  await new Promise((resolve) => setTimeout(resolve, 30));
+  expect(connection.refreshes).toEqual([]);
+  clock.advance(31 * SECOND);
+  expect((await waiting).accessToken).toBe('access-1');
+  expect(connection.refreshes).toEqual(['refresh-0']);
+});
+
+test('forget: deletes the tokens and revokes both upstream; a grant without tokens is a no-op', async () => {
+  const { clock, store, connection, instance } = setUp();
+  const tokens = instance();
+  await keptFor(store, tokens, issued(clock));
+  await tokens.forget('grant-1');
+  expect(connection.revoked).toEqual(['refresh-0', 'access-0']);
+  expect(await store.findUpstreamTokens('grant-1')).toBeUndefined();
+  await tokens.forget('grant-1');
+  expect(connection.revoked).toHaveLength(2);
+  await expect(tokens.accessToken('grant-1')).rejects.toMatchObject({ code: 'invalid_token' });
+});
+
+test('held tokens not attached within 30 minutes are gone', async () => {
+  const { clock, instance } = setUp();
+  const tokens = instance();
+  const held = await tokens.holdForConsent(provider, 'user-1', issued(clock));
+  clock.advance(30 * 60 * SECOND);
+  expect(await tokens.attach(held, 'grant-1', clock.now() + HOUR)).toBe(false);
+});
