@@ -1,6 +1,7 @@
 // Sign-in through upstream providers, end to end with real ones on loopback: oidc-provider (OpenID Connect, keeping
 // the user's tokens) and a GitHub-shaped OAuth 2 server. The whole journey (our sign-in page, upstream sign-in, our
 // consent, our token, the user's upstream token for a tool, upstream refresh, revocation), then every refusal.
+import { existsSync, readFileSync } from 'node:fs';
 import request from 'supertest';
 import { registerClient, tokenRequest, type RegisteredClient } from '../helpers/oauth-app';
 import { freePort } from '../helpers/ports';
@@ -92,6 +93,14 @@ test('OpenID: sign in upstream, consent, and a tool gets the user’s upstream t
     headers: { Authorization: `Bearer ${upstream.accessToken}` },
   });
   expect(await userinfo.json()).toMatchObject({ sub: 'ana', email: ANA.email });
+  // Sealed at rest: the database files hold the token only encrypted.
+  const files = ['', '-wal']
+    .map((suffix) => world.server.dbPath + suffix)
+    .filter(existsSync)
+    .map((file) => readFileSync(file).toString('latin1'))
+    .join('');
+  expect(files).toContain((await world.server.store.findUpstreamTokens(auth.grantId))!.sealed);
+  expect(files).not.toContain(upstream.accessToken);
 
   // Two hours later the upstream access token has expired: concurrent callers share one upstream refresh.
   const before = await world.oidc.stats();

@@ -8,6 +8,7 @@ import { authorizeQuery, createTestServer, type RegisteredClient, type TestServe
 import { freePort } from './ports';
 import { startGithubDouble, type GithubDouble } from './upstream-github';
 import {
+  signInUpstreamWithFetch,
   startOidcUpstream,
   UPSTREAM_ACCOUNTS,
   type OidcUpstream,
@@ -128,4 +129,28 @@ export async function openSignIn(world: UpstreamWorld, client: RegisteredClient,
   const page = await browser.visit(`${world.server.baseUrl}/v1/oauth/authorize?${query}`);
   const html = await page.text();
   return { browser, pkce, page, html, links: providerLinks(html) };
+}
+
+/**
+ * A person who signs in upstream only: from a client's authorization URL through "Continue with", the provider's
+ * sign-in and our consent (Allow), to the code sent back to the client.
+ */
+export async function consentThroughUpstream(
+  authorizationUrl: URL,
+  account: UpstreamAccount,
+): Promise<string> {
+  const browser = httpBrowser();
+  const signIn = await browser.visit(authorizationUrl);
+  const toProvider = await browser.visit(Object.values(providerLinks(await signIn.text()))[0]!);
+  const landed = await browser.visit(
+    await signInUpstreamWithFetch(toProvider.headers.get('location')!, account),
+  );
+  if (landed.status !== 303) throw new Error(`upstream callback: ${landed.status} ${await landed.text()}`);
+  const consent = await browser.visit(landed.headers.get('location')!);
+  const decided = await browser.submit(authorizationUrl.origin, await consent.text(), [
+    ['decision', 'allow'],
+  ]);
+  const code = new URL(decided.headers.get('location')!).searchParams.get('code');
+  if (!code) throw new Error(`consent: ${decided.status} ${decided.headers.get('location')}`);
+  return code;
 }

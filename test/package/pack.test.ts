@@ -13,6 +13,8 @@ import { createInterface } from 'node:readline';
 import { freePort } from '../helpers/ports';
 import { mcpJourney } from '../helpers/mcp-journey';
 import { httpBrowser } from '../helpers/http-browser';
+import { startOidcUpstream, UPSTREAM_ACCOUNTS } from '../helpers/upstream-oidc';
+import { consentThroughUpstream } from '../helpers/upstream-world';
 import { DATABASE_URL, describeWith, REDIS_URL } from '../helpers/services';
 
 const ROOT = join(__dirname, '../..');
@@ -176,6 +178,41 @@ test.each([
   },
   60_000,
 );
+
+test('examples/upstream-oidc runs from the tarball: a person of the OpenID provider only calls its tool', async () => {
+  const dir = hostProject('express');
+  const port = await freePort();
+  const issuer = `http://127.0.0.1:${port}`;
+  const upstream = await startOidcUpstream({ redirectUris: [`${issuer}/v1/oauth/upstream/callback`] });
+  try {
+    const server = await runExample(dir, 'examples/upstream-oidc/server.mjs', {
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      ISSUER: issuer,
+      DATABASE_PATH: join(dir, 'oauth.db'),
+      UPSTREAM_OIDC_ISSUER: upstream.issuer,
+      UPSTREAM_CLIENT_ID: upstream.clientId,
+      UPSTREAM_CLIENT_SECRET: upstream.clientSecret,
+      UPSTREAM_NAME: 'Upstream ID',
+    });
+    try {
+      const ana = UPSTREAM_ACCOUNTS[0]!;
+      // openid-client, an ES module the package loads on first use, is found among its declared dependencies.
+      const { text, tools } = await mcpJourney(
+        new URL(`${issuer}/mcp`),
+        USER,
+        { name: 'upstream_profile' },
+        (url) => consentThroughUpstream(url, ana),
+      );
+      expect(tools).toEqual(['upstream_profile']);
+      expect(JSON.parse(text)).toMatchObject({ sub: 'ana', email: ana.email });
+    } finally {
+      server.kill();
+    }
+  } finally {
+    await upstream.close();
+  }
+}, 60_000);
 
 test('the shipped store contract suite runs under node:test from the tarball, on the packaged SQLite store', () => {
   const dir = hostProject('express');
