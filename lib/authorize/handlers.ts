@@ -194,7 +194,7 @@ export function decisionHandler(
       revokedAt: null,
     };
     // An upstream sign-in that keeps tokens gives them to this grant, once: a replayed form gets no second grant.
-    const heldTokens = ctx.session.upstreamTokens(req, request.params);
+    const heldTokens = ctx.session.upstreamTokens(req, request.params, user.id);
     if (
       heldTokens !== undefined &&
       !(await ctx.upstream!.tokens!.attach(heldTokens, grantId, grant.expiresAt))

@@ -38,15 +38,25 @@ export interface BrowserSession {
    * sign-in bound to another authorization request than `params` (UpstreamSignIn) does not count.
    */
   currentUser(req: Request, params?: PendingRequest): Promise<OAuthUser | undefined>;
-  /** The held upstream tokens' id of the sign-in, when it is bound to `params`. */
-  upstreamTokens(req: Request, params: PendingRequest): string | undefined;
+  /**
+   * The held upstream tokens' id of the sign-in, when it is bound to `params` and was made for `userId` (the user
+   * consenting: a host app's session may name someone else).
+   */
+  upstreamTokens(req: Request, params: PendingRequest, userId: string): string | undefined;
   signIn(res: Response, user: OAuthUser, upstream?: UpstreamSignIn): void;
   /** Seals the request parameters and makes the CSRF token bound to them and to this browser. */
   formFields(req: Request, res: Response, params: PendingRequest): { request: string; csrf_token: string };
   /** Keeps an upstream authorization's checks in this browser (sealed, for 10 minutes) until its callback. */
   beginUpstream(res: Response, transaction: UpstreamTransaction): void;
-  /** The browser's upstream transaction, cleared: undefined when there is none, or it was altered or has expired. */
-  endUpstream(req: Request, res: Response): (UpstreamTransaction & { exp: number }) | undefined;
+  /**
+   * The browser's upstream transaction for `state`, cleared: undefined when there is none, it was altered or has
+   * expired, or it is for another state (then it stays: a stray callback cannot cancel a sign-in in progress).
+   */
+  endUpstream(
+    req: Request,
+    res: Response,
+    state: string | undefined,
+  ): (UpstreamTransaction & { exp: number }) | undefined;
   /** Checks the CSRF token of a form (the body, or a link's query) and opens the pending request. */
   openForm(req: Request, fields?: unknown): { params?: PendingRequest; csrfValid: boolean };
 }
@@ -124,9 +134,11 @@ export function createBrowserSession(config: OAuthConfig, sealer: Sealer): Brows
       return { id: session.sub, name: session.name, email: session.email };
     },
 
-    upstreamTokens(req, params) {
+    upstreamTokens(req, params, userId) {
       const session = readSession(req);
-      return session?.up && boundTo(session, params) ? session.up.tokens : undefined;
+      return session?.up && session.sub === userId && boundTo(session, params)
+        ? session.up.tokens
+        : undefined;
     },
 
     signIn(res, user, upstream) {
@@ -147,13 +159,21 @@ export function createBrowserSession(config: OAuthConfig, sealer: Sealer): Brows
       appendCookie(res, cookie(upstreamCookie, value, UPSTREAM_MS / 1000, upstreamPath));
     },
 
-    endUpstream(req, res) {
-      const sealed = readCookie(req, upstreamCookie);
-      if (sealed !== undefined) appendCookie(res, cookie(upstreamCookie, '', 0, upstreamPath));
-      const transaction = sealer.open<UpstreamTransaction & { exp: number }>('upstream-transaction', sealed);
-      return transaction && typeof transaction.state === 'string' && typeof transaction.provider === 'string'
-        ? transaction
-        : undefined;
+    endUpstream(req, res, state) {
+      const transaction = sealer.open<UpstreamTransaction & { exp: number }>(
+        'upstream-transaction',
+        readCookie(req, upstreamCookie),
+      );
+      if (
+        !transaction ||
+        typeof transaction.state !== 'string' ||
+        typeof transaction.provider !== 'string' ||
+        typeof state !== 'string' ||
+        !constantTimeEqual(state, transaction.state)
+      )
+        return undefined;
+      appendCookie(res, cookie(upstreamCookie, '', 0, upstreamPath));
+      return transaction;
     },
 
     formFields(req, res, params) {

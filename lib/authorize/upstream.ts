@@ -26,7 +26,8 @@ class SignInRefusal extends Error {
   }
 }
 
-const callbackUrl = (ctx: UpstreamDeps) => ctx.config.issuer + ctx.config.paths.upstreamCallback;
+const callbackUrl = (ctx: UpstreamDeps, provider: UpstreamProvider) =>
+  ctx.config.issuer + ctx.config.paths.upstreamCallback + provider.callbackSuffix;
 
 function providerOf(ctx: UpstreamDeps, id: unknown): UpstreamProvider {
   const provider = typeof id === 'string' ? ctx.upstream!.config.providers.get(id) : undefined;
@@ -90,7 +91,9 @@ export function upstreamStartHandler(ctx: UpstreamDeps): RequestHandler {
     const provider = providerOf(ctx, readParam(req.query, 'provider'));
     let target: URL;
     try {
-      const { url, checks } = await (await ctx.upstream!.connect(provider)).authorize(callbackUrl(ctx));
+      const { url, checks } = await (
+        await ctx.upstream!.connect(provider)
+      ).authorize(callbackUrl(ctx, provider));
       ctx.session.beginUpstream(res, { provider: provider.id, ...checks, params: request.params });
       target = url;
     } catch (error) {
@@ -116,8 +119,11 @@ async function acceptIdentity(
   return user;
 }
 
-/** The provider's redirect back: every check, then the consent page of the request it was started for. */
-export function upstreamCallbackHandler(ctx: UpstreamDeps): RequestHandler {
+/**
+ * The provider's redirect back (to the callback of `providerId`): every check, then the consent page of the request
+ * it was started for.
+ */
+export function upstreamCallbackHandler(ctx: UpstreamDeps, providerId: string): RequestHandler {
   return handle(async function upstreamCallback(req, res) {
     res.locals.oauthPage = true;
     const stale = () =>
@@ -125,11 +131,15 @@ export function upstreamCallbackHandler(ctx: UpstreamDeps): RequestHandler {
         'access_denied',
         'This sign-in did not start in this browser, was already used, or has expired. Start again from your app.',
       );
-    const transaction = ctx.session.endUpstream(req, res);
-    const state = readParam(req.query, 'state');
     // Login CSRF (RFC 6749 §10.12): the answer must be to the request this browser made, and only once.
-    if (!transaction || state !== transaction.state) {
-      ctx.emit(req, 'sign_in.failed', { provider: transaction?.provider, reason: 'state_mismatch' });
+    const transaction = ctx.session.endUpstream(req, res, readParam(req.query, 'state'));
+    if (!transaction) {
+      ctx.emit(req, 'sign_in.failed', { provider: providerId, reason: 'state_mismatch' });
+      throw stale();
+    }
+    // Mix-up (RFC 9700 §4.4): the answer came back to another provider's callback than the one it was sent to.
+    if (transaction.provider !== providerId) {
+      ctx.emit(req, 'sign_in.failed', { provider: providerId, reason: 'provider_mismatch' });
       throw stale();
     }
     if (
@@ -159,8 +169,8 @@ export function upstreamCallbackHandler(ctx: UpstreamDeps): RequestHandler {
       const connection = await ctx.upstream!.connect(provider);
       const query = req.originalUrl.slice(req.originalUrl.indexOf('?'));
       const { tokens, identity } = await connection.exchange(
-        new URL(callbackUrl(ctx) + query),
-        callbackUrl(ctx),
+        new URL(callbackUrl(ctx, provider) + query),
+        callbackUrl(ctx, provider),
         transaction,
         ctx.config.now(),
       );

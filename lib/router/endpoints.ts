@@ -110,10 +110,12 @@ export function mountEndpoints(
       .route(own.add(upstreamStartPath(paths)))
       .get(pages.headers, limits.authorize, plainText, upstreamStartHandler(ctx))
       .all(allowMethods(['GET']));
-    router
-      .route(own.add(paths.upstreamCallback))
-      .get(pages.headers, limits.authorize, upstreamCallbackHandler(ctx))
-      .all(allowMethods(['GET']));
+    for (const provider of config.upstream.providers.values()) {
+      router
+        .route(own.add(paths.upstreamCallback + provider.callbackSuffix))
+        .get(pages.headers, limits.authorize, upstreamCallbackHandler(ctx, provider.id))
+        .all(allowMethods(['GET']));
+    }
   }
   router
     .route(own.add(paths.token))

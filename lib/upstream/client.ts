@@ -76,6 +76,16 @@ export function createUpstreamConnector(): (provider: UpstreamProvider) => Promi
   };
 }
 
+/** Whether the provider answered with this OAuth error code (RFC 6749 §5.2), anywhere in the error's chain. */
+export function isOAuthErrorAnswer(error: unknown, codes: readonly string[]): boolean {
+  for (let link: unknown = error, depth = 0; link && depth < 4; depth++) {
+    const failure = link as { error?: unknown; cause?: unknown };
+    if (typeof failure.error === 'string' && codes.includes(failure.error)) return true;
+    link = failure.cause;
+  }
+  return false;
+}
+
 /** An openid-client error as an UpstreamError: a network failure or timeout is `unavailable`, the rest `invalid`. */
 export function classify(error: unknown, what: string): UpstreamError {
   if (error instanceof UpstreamError) return error;
@@ -188,8 +198,15 @@ async function connect(provider: UpstreamProvider): Promise<UpstreamConnection> 
         let claims = idClaims;
         // Many providers (oidc-provider by default) put email only in user info: ask when the ID token lacks it.
         if ((idClaims.email === undefined || idClaims.email_verified === undefined) && userInfoEndpoint) {
-          const info = await client.fetchUserInfo(config, tokens.accessToken, String(idClaims.sub));
-          claims = { ...info, ...idClaims };
+          // fetchUserInfo checks that the answer is about the ID token's sub (OpenID Connect Core §5.3.2).
+          const info = (await client.fetchUserInfo(
+            config,
+            tokens.accessToken,
+            String(idClaims.sub),
+          )) as Record<string, unknown>;
+          // An email and the word that it is verified are one claim: never one address with another's verification.
+          const pair = info.email !== undefined ? info : idClaims;
+          claims = { ...info, ...idClaims, email: pair.email, email_verified: pair.email_verified };
         }
         return { tokens, identity: readIdentity(claims) };
       }

@@ -85,6 +85,11 @@ export interface UpstreamOptions {
 /** A provider as the router uses it. */
 export interface UpstreamProvider extends Readonly<Omit<UpstreamProviderOptions, 'timeoutSeconds'>> {
   kind: 'oidc' | 'oauth2';
+  /**
+   * After the callback path: '' for a lone provider, `/<id>` each when there are several. RFC 9700 §4.4.2: a redirect
+   * URI per provider tells the callback which one answered, also from one that sends no `iss` (GitHub).
+   */
+  callbackSuffix: string;
   scope: string;
   keepTokens: boolean;
   timeoutSeconds: number;
@@ -115,10 +120,11 @@ export function parseUpstreamOptions(
       'upstream.findUser must be a function (identity, req) => user or null: it maps who signed in to a user.',
     );
   const providers = new Map<string, UpstreamProvider>();
+  const several = given.providers.length > 1;
   for (const options of given.providers) {
-    const provider = parseProvider(options, fail);
+    const provider = { ...parseProvider(options, fail), callbackSuffix: several ? `/${options.id}` : '' };
     if (providers.has(provider.id)) fail(`upstream.providers: the id "${provider.id}" is used twice.`);
-    providers.set(provider.id, provider);
+    providers.set(provider.id, Object.freeze(provider));
   }
   return {
     providers,
@@ -128,7 +134,10 @@ export function parseUpstreamOptions(
   };
 }
 
-function parseProvider(options: UpstreamProviderOptions, fail: (message: string) => never): UpstreamProvider {
+function parseProvider(
+  options: UpstreamProviderOptions,
+  fail: (message: string) => never,
+): Omit<UpstreamProvider, 'callbackSuffix'> {
   const id = options?.id;
   if (typeof id !== 'string' || !/^[a-z0-9][a-z0-9-]{0,31}$/.test(id))
     fail(

@@ -5,7 +5,7 @@ import { hashSecret, randomSecret } from '../crypto/secrets';
 import { OAuthError } from '../errors';
 import { createKeySealer } from '../keys/seal';
 import type { UpstreamTokenStore, UpstreamTokensRecord } from '../store/types';
-import { classify, type UpstreamConnection, type UpstreamTokenSet } from './client';
+import { classify, isOAuthErrorAnswer, type UpstreamConnection, type UpstreamTokenSet } from './client';
 import type { UpstreamConfig, UpstreamProvider } from './options';
 
 /** A fresh upstream access token, for a tool to call the provider's API with. */
@@ -24,8 +24,8 @@ export interface UpstreamToken {
 const PENDING_MS = 30 * 60 * 1000;
 /** An access token this close to its expiry is refreshed first, so that it does not expire on its way upstream. */
 const EARLY_MS = 60 * 1000;
-/** How long one caller may take to refresh before another may try. */
-const LEASE_MS = 30 * 1000;
+/** How long one caller may take to refresh before another may try: longer than the refresh request may last. */
+const leaseMs = (provider: UpstreamProvider) => Math.max(30, provider.timeoutSeconds + 10) * 1000;
 const POLL_MS = 100;
 
 export interface UpstreamTokens {
@@ -80,41 +80,53 @@ export function createUpstreamTokens(options: {
   };
 
   async function fresh(grantId: string): Promise<UpstreamToken> {
-    // A caller that waits for another's refresh waits at most for that one's lease, then tries itself once more.
-    const deadline = now() + 2 * LEASE_MS;
+    let deadline: number | undefined;
     for (;;) {
-      if (now() > deadline)
-        throw new OAuthError('temporarily_unavailable', 'The upstream token is being refreshed; try again.');
       const row = await store.findUpstreamTokens(grantId);
       if (!row) throw gone('is not kept (never, or no more)');
       const tokens = open(row);
       if (tokens.expiresAt === undefined || tokens.expiresAt - EARLY_MS > now())
         return answer(row.provider, tokens);
       if (!tokens.refreshToken) throw gone('has expired, and the provider gave no refresh token');
+      const provider = providerOf(row);
+      // A caller that waits for another's refresh waits at most for that one's lease, then tries itself once more.
+      deadline ??= now() + 2 * leaseMs(provider);
+      if (now() > deadline)
+        throw new OAuthError('temporarily_unavailable', 'The upstream token is being refreshed; try again.');
       // One caller refreshes; the others wait for the new version (a refresh token may be single-use upstream).
-      if (await store.leaseUpstreamTokens(grantId, row.version, now() + LEASE_MS)) {
-        const provider = providerOf(row);
-        let renewed: UpstreamTokenSet;
-        try {
-          renewed = await (await connect(provider)).refresh(tokens.refreshToken, now());
-        } catch (error) {
-          const failure = classify(error, `${provider.name} refused to refresh`);
-          // The provider said no (revoked, expired): nobody can use these tokens again.
-          if (failure.kind === 'invalid') await store.deleteUpstreamTokens(grantId);
-          throw new OAuthError(
-            failure.kind === 'invalid' ? 'invalid_token' : 'temporarily_unavailable',
-            failure.kind === 'invalid'
-              ? `${provider.name} no longer accepts this sign-in; sign in again.`
-              : `${provider.name} cannot be reached; try again later.`,
-            { cause: failure },
-          );
-        }
-        const sealed = sealer.seal(label(row), JSON.stringify(renewed));
-        if (await store.replaceUpstreamTokens(grantId, row.version, sealed))
-          return answer(row.provider, renewed);
+      if (!(await store.leaseUpstreamTokens(grantId, row.version, now() + leaseMs(provider)))) {
+        await sleep(POLL_MS);
         continue;
       }
-      await sleep(POLL_MS);
+      let renewed: UpstreamTokenSet;
+      try {
+        renewed = await (await connect(provider)).refresh(tokens.refreshToken, now());
+      } catch (error) {
+        // RFC 6749 §5.2 invalid_grant: the provider revoked or expired the refresh token; nobody can use these
+        // tokens again. Anything else (down, 429, a garbled answer) may pass: the tokens stay, the lease is given
+        // back (the same tokens, stored again) so that the next caller tries at once.
+        if (isOAuthErrorAnswer(error, ['invalid_grant'])) {
+          await store.deleteUpstreamTokens(grantId);
+          throw new OAuthError(
+            'invalid_token',
+            `${provider.name} no longer accepts this sign-in; sign in again.`,
+            {
+              cause: error,
+            },
+          );
+        }
+        await store.replaceUpstreamTokens(grantId, row.version, row.sealed);
+        throw new OAuthError(
+          'temporarily_unavailable',
+          `${provider.name} did not refresh the token; try again later.`,
+          {
+            cause: classify(error, `${provider.name} refresh`),
+          },
+        );
+      }
+      const sealed = sealer.seal(label(row), JSON.stringify(renewed));
+      if (await store.replaceUpstreamTokens(grantId, row.version, sealed))
+        return answer(row.provider, renewed);
     }
   }
 

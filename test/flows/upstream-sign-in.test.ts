@@ -82,7 +82,7 @@ test('OpenID: sign in upstream, consent, and a tool gets the user’s upstream t
   expect(upstreamUrl.searchParams.get('code_challenge_method')).toBe('S256');
   expect(upstreamUrl.searchParams.get('nonce')).toBeTruthy();
   expect(upstreamUrl.searchParams.get('redirect_uri')).toBe(
-    `${world.server.baseUrl}/v1/oauth/upstream/callback`,
+    `${world.server.baseUrl}/v1/oauth/upstream/callback/oidc`,
   );
   const { auth } = await consentAndRedeem(journey);
   expect(auth.extra.userId).toBe('user-ana');

@@ -71,9 +71,13 @@ export async function startUpstreamWorld(
 ): Promise<UpstreamWorld> {
   const port = await freePort();
   const baseUrl = `http://127.0.0.1:${port}`;
-  const redirectUris = [`${baseUrl}/v1/oauth/upstream/callback`];
-  const oidc = await startOidcUpstream({ redirectUris, accounts: [...UPSTREAM_ACCOUNTS, STRANGER] });
-  const github = await startGithubDouble({ redirectUris });
+  // With several providers, each has a callback of its own (RFC 9700 §4.4.2).
+  const callback = `${baseUrl}/v1/oauth/upstream/callback`;
+  const oidc = await startOidcUpstream({
+    redirectUris: [`${callback}/oidc`, callback],
+    accounts: [...UPSTREAM_ACCOUNTS, STRANGER],
+  });
+  const github = await startGithubDouble({ redirectUris: [`${callback}/github`] });
   const { upstream, ...rest } = options;
   const server = createTestServer({
     issuer: baseUrl,

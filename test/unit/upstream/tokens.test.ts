@@ -121,16 +121,27 @@ test('expired: two instances, ten callers, one upstream refresh; everybody gets 
   expect(connection.refreshes).toHaveLength(1);
 });
 
+/** An OAuth error answer as openid-client reports it (ResponseBodyError: `error`, `status`). */
+const answered = (error: string, status: number) =>
+  Promise.reject(Object.assign(new Error(`server responded with an error: ${error}`), { error, status }));
+
 test.each([
   [
-    'the provider refuses (revoked upstream): invalid_token, and the tokens are deleted',
-    () => Promise.reject(new UpstreamError('invalid', 'invalid_grant')),
+    'the provider refuses (invalid_grant): invalid_token, the tokens deleted',
+    () => answered('invalid_grant', 400),
     'invalid_token',
     false,
   ],
   [
-    'the provider cannot be reached: temporarily_unavailable, the tokens kept for a later try',
+    'the provider cannot be reached: temporarily_unavailable, the tokens kept',
     () => Promise.reject(new UpstreamError('unavailable', 'fetch failed')),
+    'temporarily_unavailable',
+    true,
+  ],
+  ['a 429 (slow down): kept', () => answered('slow_down', 429), 'temporarily_unavailable', true],
+  [
+    'a garbled answer (HTML with 200): kept',
+    () => Promise.reject(new UpstreamError('invalid', 'not JSON')),
     'temporarily_unavailable',
     true,
   ],
@@ -139,9 +150,15 @@ test.each([
   const tokens = instance();
   await keptFor(store, tokens, issued(clock));
   clock.advance(2 * HOUR);
+  const healthy = connection.next;
   connection.next = refresh;
   await expect(tokens.accessToken('grant-1')).rejects.toMatchObject({ code });
   expect(Boolean(await store.findUpstreamTokens('grant-1'))).toBe(kept);
+  if (!kept) return;
+  // The failed refresh gave its lease back: the next caller refreshes at once, not after the lease.
+  connection.next = healthy;
+  expect((await tokens.accessToken('grant-1')).accessToken).toBe('access-1');
+  expect(connection.refreshes).toHaveLength(2);
 });
 
 test.each([

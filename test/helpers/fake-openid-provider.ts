@@ -1,4 +1,5 @@
-// A scriptable OpenID provider on loopback for the attack tests: every answer can be changed per test.
+// A scriptable OpenID provider on loopback for the upstream attack tests: discovery, keys, an ID token signed with its
+// own RSA key, user info and revocation, every answer replaceable per test (a token response, a delay, the metadata).
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { generateKeyPairSync, sign, randomBytes } from 'node:crypto';
 
@@ -24,7 +25,9 @@ export interface FakeOp {
   close(): Promise<void>;
 }
 
-export async function startFakeOp(opts: { clientId: string; issuerOverride?: string } = { clientId: 'c' }): Promise<FakeOp> {
+export async function startFakeOp(
+  opts: { clientId: string; issuerOverride?: string } = { clientId: 'c' },
+): Promise<FakeOp> {
   const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
   const jwk = { ...(publicKey.export({ format: 'jwk' }) as object), kid: 'k1', use: 'sig', alg: 'RS256' };
   const codes = new Map<string, string | undefined>();
@@ -47,7 +50,11 @@ export async function startFakeOp(opts: { clientId: string; issuerOverride?: str
       const sig = sign('sha256', Buffer.from(`${header}.${payload}`), privateKey);
       return `${header}.${payload}.${b64(sig)}`;
     },
-    close: () => new Promise((r) => { server.closeAllConnections(); server.close(() => r()); }),
+    close: () =>
+      new Promise((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
   };
   const body = (req: IncomingMessage) =>
     new Promise<URLSearchParams>((resolve) => {

@@ -1,0 +1,269 @@
+// Attacks on upstream sign-in with a provider whose every answer the test writes (test/helpers/fake-openid-provider),
+// two of them side by side, and a host app that also has a session of its own: an email with another address's
+// verification, tokens of one person on another's grant, mix-ups between the providers, stray callbacks, broken
+// answers; and revocation upstream on every way a grant ends.
+import { createServer, type Server, type ServerResponse } from 'node:http';
+import request from 'supertest';
+import type { OAuthEvent } from '../../lib/events';
+import { startFakeOp, type FakeOp } from '../helpers/fake-openid-provider';
+import { createTestServer, registerClient, tokenRequest, type RegisteredClient } from '../helpers/oauth-app';
+import { freePort } from '../helpers/ports';
+import { openSignIn, type UpstreamWorld } from '../helpers/upstream-world';
+
+jest.setTimeout(30_000);
+
+let a: FakeOp;
+let b: FakeOp;
+let baseUrl: string;
+let http: Server;
+let server: ReturnType<typeof createTestServer>;
+let client: RegisteredClient;
+const events: OAuthEvent[] = [];
+let hostUser: string | undefined;
+
+beforeAll(async () => {
+  a = await startFakeOp({ clientId: 'client-a' });
+  b = await startFakeOp({ clientId: 'client-b' });
+  const port = await freePort();
+  baseUrl = `http://127.0.0.1:${port}`;
+  server = createTestServer({
+    issuer: baseUrl,
+    onEvent: (event) => void events.push(event),
+    // The host app's own session, beside upstream sign-in.
+    getSessionUser: () => (hostUser ? { id: hostUser } : undefined),
+    upstream: {
+      providers: [
+        {
+          id: 'a',
+          name: 'A',
+          issuer: a.issuer,
+          clientId: 'client-a',
+          clientSecret: 's',
+          keepTokens: true,
+          timeoutSeconds: 2,
+        },
+        { id: 'b', name: 'B', issuer: b.issuer, clientId: 'client-b', clientSecret: 's', keepTokens: true },
+      ],
+      findUser: (identity) =>
+        identity.email ? { id: `user:${identity.email}`, email: identity.email } : null,
+    },
+  });
+  http = createServer(server.app);
+  await new Promise<void>((resolve) => http.listen(port, '127.0.0.1', resolve));
+  client = await registerClient(server.app, { redirect_uris: ['https://client.example/callback'] });
+});
+afterAll(async () => {
+  http?.closeAllConnections();
+  await new Promise((resolve) => http?.close(resolve));
+  server?.close();
+  await a?.close();
+  await b?.close();
+});
+beforeEach(() => {
+  a.script = {};
+  b.script = {};
+  events.length = 0;
+  hostUser = undefined;
+});
+
+const world = () => ({ server: { ...server, baseUrl } }) as unknown as UpstreamWorld;
+const signedIn = () =>
+  events.filter((event) => event.type === 'sign_in.succeeded').map((event) => event.userId);
+
+/** A browser sent to provider `id`: the state and nonce the provider was given. */
+async function start(id: 'a' | 'b') {
+  const page = await openSignIn(world(), client);
+  const toProvider = await page.browser.visit(page.links[id]!);
+  const location = new URL(toProvider.headers.get('location')!);
+  return {
+    ...page,
+    toProvider,
+    state: location.searchParams.get('state')!,
+    nonce: location.searchParams.get('nonce') ?? undefined,
+  };
+}
+const callback = (id: 'a' | 'b', params: Record<string, string>) =>
+  `${baseUrl}/v1/oauth/upstream/callback/${id}?${new URLSearchParams(params)}`;
+/** The provider's honest answer to the browser's request. */
+const answer = (op: FakeOp, id: 'a' | 'b', s: Awaited<ReturnType<typeof start>>) =>
+  s.browser.visit(callback(id, { code: op.mintCode(s.nonce), state: s.state, iss: op.issuer }));
+
+/** Through provider A as `email` (verified), consent, and the code exchanged: the grant and what redeemed it. */
+async function grantThroughA(email: string) {
+  a.script.idClaims = () => ({ email, email_verified: true, sub: email });
+  const s = await start('a');
+  const landed = await answer(a, 'a', s);
+  const consent = await s.browser.visit(landed.headers.get('location')!);
+  const decided = await s.browser.submit(baseUrl, await consent.text(), [['decision', 'allow']]);
+  const code = new URL(decided.headers.get('location')!).searchParams.get('code')!;
+  const redeem = () =>
+    tokenRequest(server.app, client, {
+      grant_type: 'authorization_code',
+      code,
+      redirect_uri: client.redirect_uris[0]!,
+      code_verifier: s.pkce.verifier,
+    });
+  const tokens = (await redeem()).body as { access_token: string; refresh_token: string };
+  const me = await request(server.app).post('/mcp').auth(tokens.access_token, { type: 'bearer' });
+  return {
+    tokens,
+    redeem,
+    grantId: me.body.auth.grantId as string,
+    userId: me.body.auth.extra.userId as string,
+  };
+}
+
+test('the start link and the callback are never cached, and leak no Referer', async () => {
+  const s = await start('a');
+  expect(s.toProvider.headers.get('cache-control')).toBe('no-store');
+  expect(s.toProvider.headers.get('referrer-policy')).toBe('no-referrer');
+  expect(s.html).toContain('rel="noreferrer"');
+});
+
+describe('the email and its verification are one claim', () => {
+  test.each([
+    [
+      "the ID token's email without email_verified, user info verifying another address: that address, not the first",
+      { email: 'victim@corp.test' },
+      { sub: 'alice', email: 'alice@other.test', email_verified: true },
+      303,
+      'user:alice@other.test',
+    ],
+    [
+      "the ID token's email without email_verified, user info saying nothing of email: unverified, refused",
+      { email: 'victim@corp.test' },
+      { sub: 'alice' },
+      403,
+      undefined,
+    ],
+    [
+      'false in the ID token wins over true in user info',
+      { email: 'x@t.test', email_verified: false },
+      { sub: 'alice', email: 'x@t.test', email_verified: true },
+      403,
+      undefined,
+    ],
+    [
+      'user info about another subject: refused',
+      { email: 'x@t.test' },
+      { sub: 'mallory', email: 'x@t.test', email_verified: true },
+      400,
+      undefined,
+    ],
+  ])('%s', async (_name, idClaims, userinfo, status, user) => {
+    a.script.idClaims = () => idClaims;
+    a.script.userinfo = () => userinfo;
+    const landed = await answer(a, 'a', await start('a'));
+    expect(landed.status).toBe(status);
+    expect(signedIn()).toEqual(user ? [user] : []);
+  });
+});
+
+test("an upstream sign-in's tokens never go to the grant of another user (the host app's session)", async () => {
+  a.script.idClaims = () => ({ email: 'bob@t.test', email_verified: true, sub: 'bob' });
+  const s = await start('a');
+  const landed = await answer(a, 'a', s);
+  expect(landed.status).toBe(303);
+  // Before the consent, the browser is signed in to the host app as someone else (a shared computer).
+  hostUser = 'user:alice-hosted';
+  const consent = await s.browser.visit(landed.headers.get('location')!);
+  const decided = await s.browser.submit(baseUrl, await consent.text(), [['decision', 'allow']]);
+  const code = new URL(decided.headers.get('location')!).searchParams.get('code')!;
+  const tokens = await tokenRequest(server.app, client, {
+    grant_type: 'authorization_code',
+    code,
+    redirect_uri: client.redirect_uris[0]!,
+    code_verifier: s.pkce.verifier,
+  });
+  const me = await request(server.app).post('/mcp').auth(tokens.body.access_token, { type: 'bearer' });
+  expect(me.body.auth.extra.userId).toBe('user:alice-hosted');
+  expect(await server.store.findUpstreamTokens(me.body.auth.grantId)).toBeUndefined();
+  await expect(server.oauth.upstreamToken(me.body.auth)).rejects.toMatchObject({ code: 'invalid_token' });
+});
+
+describe('mix-up between the two providers', () => {
+  test.each([
+    ["B's code at B's callback, for A's request", 'b' as const, {}],
+    ["B's code at A's callback, naming B as its issuer (RFC 9207)", 'a' as const, { iss: 'B' }],
+  ])('%s: refused before any token request', async (_name, at, extra) => {
+    const s = await start('a');
+    const params: Record<string, string> = { code: b.mintCode(s.nonce), state: s.state };
+    if ('iss' in extra) params.iss = b.issuer;
+    const before = [a.tokenRequests.length, b.tokenRequests.length];
+    const landed = await s.browser.visit(callback(at, params));
+    expect(landed.status).toBeGreaterThanOrEqual(400);
+    expect([a.tokenRequests.length, b.tokenRequests.length]).toEqual(before);
+    expect(signedIn()).toEqual([]);
+  });
+
+  test('each provider is told its own callback (RFC 9700 §4.4.2)', async () => {
+    for (const id of ['a', 'b'] as const) {
+      const s = await start(id);
+      expect(new URL(s.toProvider.headers.get('location')!).searchParams.get('redirect_uri')).toBe(
+        `${baseUrl}/v1/oauth/upstream/callback/${id}`,
+      );
+    }
+  });
+});
+
+test('a stray callback (another state) neither signs in nor cancels the sign-in in progress', async () => {
+  a.script.idClaims = () => ({ email: 'carol@t.test', email_verified: true });
+  const s = await start('a');
+  const stray = await s.browser.visit(callback('a', { code: 'x', state: 'not-the-state' }));
+  expect(stray.status).toBe(403);
+  expect(stray.headers.get('set-cookie') ?? '').not.toContain('mcp_oauth_upstream=;');
+  expect((await answer(a, 'a', s)).status).toBe(303);
+  expect(signedIn()).toEqual(['user:carol@t.test']);
+});
+
+test.each<[string, FakeOp['script'], number]>([
+  ['an HTML token answer', { token: (_q, res) => html(res, 200) }, 400],
+  ['a 500 from the token endpoint', { token: (_q, res) => html(res, 500) }, 502],
+  [
+    'GitHub-style HTTP 200 with an error',
+    { token: (_q, res) => json(res, 200, { error: 'bad_verification_code' }) },
+    400,
+  ],
+  [
+    'no id_token',
+    { token: (_q, res, defaults) => json(res, 200, { ...defaults, id_token: undefined }) },
+    400,
+  ],
+  ['an answer slower than timeoutSeconds', { delayMs: 3000 }, 502],
+])('%s: the sign-in page with a message, never a 500', async (_name, script, status) => {
+  const s = await start('a');
+  a.script = script;
+  const landed = await answer(a, 'a', s);
+  expect(landed.status).toBe(status);
+  expect(await landed.text()).toContain('Continue with A');
+});
+
+test.each([
+  ['code replay', async (g: Awaited<ReturnType<typeof grantThroughA>>) => g.redeem()],
+  [
+    'RFC 7009 revocation by the client',
+    (g: Awaited<ReturnType<typeof grantThroughA>>) =>
+      tokenRequest(server.app, client, { token: g.tokens.refresh_token }, '/v1/oauth/revoke'),
+  ],
+  [
+    'an administrator (router.revokeGrant)',
+    (g: Awaited<ReturnType<typeof grantThroughA>>) => server.oauth.revokeGrant(g.grantId),
+  ],
+])('a grant ended by %s: its upstream tokens are deleted and revoked upstream', async (_name, end) => {
+  const grant = await grantThroughA(`end-${a.revocations.length}@t.test`);
+  const before = a.revocations.length;
+  await end(grant);
+  expect(a.revocations.length - before).toBe(2);
+  expect(await server.store.findUpstreamTokens(grant.grantId)).toBeUndefined();
+});
+
+function html(res: ServerResponse, status: number): true {
+  res.writeHead(status, { 'Content-Type': 'text/html' });
+  res.end('<html>maintenance</html>');
+  return true;
+}
+function json(res: ServerResponse, status: number, body: unknown): true {
+  res.writeHead(status, { 'Content-Type': 'application/json' });
+  res.end(JSON.stringify(body));
+  return true;
+}
