@@ -9,6 +9,8 @@ const { relative } = require('node:path');
 /** Seconds each took alone on the two-core CI machine (2026-11, under other load): the slow tail of `npm test`. */
 const MEASURED_SECONDS = {
   'test/store-contract/sqlite.test.ts': 28,
+  'test/example-app/upstream-sign-in.test.ts': 30,
+  'test/flows/upstream-example.test.ts': 25,
   'test/example-app/processes.test.ts': 21,
   'test/package/pack.test.ts': 15,
   'test/conformance/authorization-server.test.ts': 14,
@@ -22,6 +24,8 @@ const MEASURED_SECONDS = {
   'test/example-app/mcp-client-journey.test.ts': 5.5,
   'test/compat/module-matrix.test.ts': 5,
   'test/flows/browser-journey.test.ts': 4,
+  'test/flows/upstream-sign-in.test.ts': 7,
+  'test/flows/upstream-attacks.test.ts': 6,
   'test/example-app/audit.test.ts': 3.5,
   'test/example-app/screenshots.test.ts': 3.5,
   'test/store-contract/postgres.test.ts': 3.5,
