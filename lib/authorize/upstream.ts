@@ -6,6 +6,7 @@ import type { Request, RequestHandler, Response } from 'express';
 import { handle, type OAuthContext } from '../context';
 import { OAuthError } from '../errors';
 import type { PageMessageKey } from '../i18n/messages';
+import type { OAuthUser } from '../options';
 import { UpstreamError, classify } from '../upstream/client';
 import type { UpstreamIdentity, UpstreamProvider } from '../upstream/options';
 import { readParam } from '../util/params';
@@ -69,11 +70,13 @@ async function refuse(
   });
 }
 
-/** openid-client's own errors (a refused answer, a failed check) are the provider's doing, not a bug here. */
+/**
+ * openid-client's own errors (a refused answer, a failed check) are the provider's doing, not a bug here. By name:
+ * they may come from another realm (a VM context under a test runner), where instanceof fails.
+ */
 const isOpenIdError = (error: unknown) =>
-  error instanceof Error &&
-  /^(ClientError|ResponseBodyError|AuthorizationResponseError|WWWAuthenticateChallengeError)$/.test(
-    error.name,
+  /^(ClientError|ResponseBodyError|AuthorizationResponseError|WWWAuthenticateChallengeError|OperationProcessingError)$/.test(
+    String((error as { name?: unknown } | null)?.name),
   );
 
 /** The sign-in page's link: checks its CSRF token, then sends the browser to the provider. */
@@ -108,7 +111,7 @@ async function acceptIdentity(
   ctx: UpstreamDeps,
   req: Request,
   identity: UpstreamIdentity,
-): Promise<NonNullable<Awaited<ReturnType<NonNullable<UpstreamDeps['upstream']>['config']['findUser']>>>> {
+): Promise<OAuthUser> {
   const { config } = ctx.upstream!;
   if (config.requireVerifiedEmail && !(identity.email && identity.emailVerified))
     throw new SignInRefusal('upstream.unverified', 403, 'unverified_email');
@@ -167,7 +170,9 @@ export function upstreamCallbackHandler(ctx: UpstreamDeps, providerId: string): 
           `${upstreamError}: ${readParam(req.query, 'error_description') ?? ''}`,
         );
       const connection = await ctx.upstream!.connect(provider);
-      const query = req.originalUrl.slice(req.originalUrl.indexOf('?'));
+      // openid-client reads code, state and iss from the URL as it came.
+      const at = req.originalUrl.indexOf('?');
+      const query = at === -1 ? '' : req.originalUrl.slice(at);
       const { tokens, identity } = await connection.exchange(
         new URL(callbackUrl(ctx, provider) + query),
         callbackUrl(ctx, provider),

@@ -52,6 +52,8 @@ export function createUpstreamTokens(options: {
   const sleep = options.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
   const sealer = createKeySealer(options.secret, 'upstream tokens', "the router's secret");
   // Bound to the provider and the user: a sealed row copied onto another user's does not open.
+  const gone = (why: string) =>
+    new OAuthError('invalid_token', `The upstream sign-in of this grant ${why}; sign in again.`);
   const label = (row: Pick<UpstreamTokensRecord, 'provider' | 'userId'>) => `${row.provider} ${row.userId}`;
   const open = (row: UpstreamTokensRecord): UpstreamTokenSet => {
     try {
@@ -64,8 +66,6 @@ export function createUpstreamTokens(options: {
   };
   const inFlight = new Map<string, Promise<UpstreamToken>>();
 
-  const gone = (why: string) =>
-    new OAuthError('invalid_token', `The upstream sign-in of this grant ${why}; sign in again.`);
   const answer = (provider: string, tokens: UpstreamTokenSet): UpstreamToken => ({
     provider,
     accessToken: tokens.accessToken,
