@@ -19,7 +19,10 @@ let http: Server;
 let server: ReturnType<typeof createTestServer>;
 let client: RegisteredClient;
 const events: OAuthEvent[] = [];
+const errors: unknown[] = [];
 let hostUser: string | undefined;
+/** What findUser answers instead of the user of the email, when a test sets it. */
+let findUserAnswer: (() => unknown) | undefined;
 
 beforeAll(async () => {
   a = await startFakeOp({ clientId: 'client-a' });
@@ -29,6 +32,7 @@ beforeAll(async () => {
   server = createTestServer({
     issuer: baseUrl,
     onEvent: (event) => void events.push(event),
+    onError: (error) => void errors.push(error),
     // The host app's own session, beside upstream sign-in.
     getSessionUser: () => (hostUser ? { id: hostUser } : undefined),
     upstream: {
@@ -44,8 +48,10 @@ beforeAll(async () => {
         },
         { id: 'b', name: 'B', issuer: b.issuer, clientId: 'client-b', clientSecret: 's', keepTokens: true },
       ],
-      findUser: (identity) =>
-        identity.email ? { id: `user:${identity.email}`, email: identity.email } : null,
+      findUser: (identity) => {
+        if (findUserAnswer) return findUserAnswer() as null;
+        return identity.email ? { id: `user:${identity.email}`, email: identity.email } : null;
+      },
     },
   });
   http = createServer(server.app);
@@ -62,8 +68,11 @@ afterAll(async () => {
 beforeEach(() => {
   a.script = {};
   b.script = {};
+  a.authRequests.length = 0;
   events.length = 0;
+  errors.length = 0;
   hostUser = undefined;
+  findUserAnswer = undefined;
 });
 
 const world = () => ({ server: { ...server, baseUrl } }) as unknown as UpstreamWorld;
@@ -267,3 +276,63 @@ function json(res: ServerResponse, status: number, body: unknown): true {
   res.end(JSON.stringify(body));
   return true;
 }
+
+describe('the start link', () => {
+  test('the transaction cookie: HttpOnly, SameSite=Lax, ten minutes, sent to the callbacks only', async () => {
+    const s = await start('a');
+    const cookie = s.toProvider.headers
+      .getSetCookie()
+      .find((line) => line.startsWith('mcp_oauth_upstream='))!;
+    expect(cookie.split('; ').slice(1).sort()).toEqual([
+      'HttpOnly',
+      'Max-Age=600',
+      'Path=/v1/oauth/upstream/callback',
+      'SameSite=Lax',
+    ]);
+  });
+
+  test.each([
+    ['an unknown provider', (link: URL) => link.searchParams.set('provider', 'nope')],
+    ['a provider given twice', (link: URL) => link.searchParams.append('provider', 'b')],
+  ])('%s: refused, nobody sent anywhere', async (_name, alter) => {
+    const page = await openSignIn(world(), client);
+    const link = new URL(page.links.a!);
+    alter(link);
+    const res = await page.browser.visit(link);
+    expect(res.status).toBeGreaterThanOrEqual(300);
+    expect(res.headers.get('location') ?? '').not.toContain(a.url);
+    expect(a.authRequests).toEqual([]);
+  });
+
+  test('a link older than the pending request (30 minutes): a page, never a 500', async () => {
+    const page = await openSignIn(world(), client);
+    server.clock.advance(31 * 60 * 1000);
+    const res = await page.browser.visit(page.links.a!);
+    expect(res.status).toBe(403);
+    expect(await res.text()).toContain('expired');
+  });
+});
+
+test('a refusal is an event with the provider, the reason and the detail; only a bug of the host app is an error', async () => {
+  a.script = { token: (_q, res) => html(res, 500) };
+  await answer(a, 'a', await start('a'));
+  expect(events.filter((event) => event.type === 'sign_in.failed')).toEqual([
+    expect.objectContaining({
+      clientId: client.client_id,
+      provider: 'a',
+      reason: 'upstream_unavailable',
+      detail: expect.any(String),
+    }),
+  ]);
+  expect(errors).toEqual([]);
+  a.script = { idClaims: () => ({ email: 'x@t.test', email_verified: true }) };
+  findUserAnswer = () => ({ id: '' });
+  const landed = await answer(a, 'a', await start('a'));
+  expect(landed.status).toBe(400);
+  expect(String(errors[0])).toContain('findUser returned a user without a string id');
+  findUserAnswer = () => {
+    throw new Error('the host app failed');
+  };
+  expect((await answer(a, 'a', await start('a'))).status).toBe(400);
+  expect(String(errors[1])).toContain('the host app failed');
+});

@@ -87,8 +87,14 @@ test('OpenID: sign in upstream, consent, and a tool gets the user’s upstream t
   const { auth } = await consentAndRedeem(journey);
   expect(auth.extra.userId).toBe('user-ana');
 
+  const statsAtConsent = await world.oidc.stats();
   const upstream = await world.server.oauth.upstreamToken(auth);
   expect(upstream).toMatchObject({ provider: 'oidc', tokenType: expect.stringMatching(/^bearer$/i) });
+  // Fresh for an hour (the provider's expires_in), so not refreshed now.
+  expect(upstream.expiresAt).toBe(world.server.clock.now() + 3600 * 1000);
+  expect((await world.oidc.stats()).tokenRequests.refresh_token).toBe(
+    statsAtConsent.tokenRequests.refresh_token,
+  );
   const userinfo = await fetch(`${world.oidc.issuer}/me`, {
     headers: { Authorization: `Bearer ${upstream.accessToken}` },
   });
@@ -102,12 +108,15 @@ test('OpenID: sign in upstream, consent, and a tool gets the user’s upstream t
   expect(files).toContain((await world.server.store.findUpstreamTokens(auth.grantId))!.sealed);
   expect(files).not.toContain(upstream.accessToken);
 
-  // Two hours later the upstream access token has expired: concurrent callers share one upstream refresh.
+  // Two hours later the upstream access token has expired: concurrent callers of two instances (two routers, two
+  // connections to one database) share one upstream refresh, as the provider counts them.
   const before = await world.oidc.stats();
   world.server.clock.advance(2 * 3600 * 1000);
+  const other = world.secondInstance();
+  const instances = [world.server.oauth, other.oauth];
   const fresh = await Promise.all(
-    Array.from({ length: 5 }, () => world.server.oauth.upstreamToken(auth.grantId)),
-  );
+    Array.from({ length: 6 }, (_, i) => instances[i % 2]!.upstreamToken(auth.grantId)),
+  ).finally(other.close);
   expect(new Set(fresh.map((token) => token.accessToken)).size).toBe(1);
   expect(fresh[0]!.accessToken).not.toBe(upstream.accessToken);
   expect((await world.oidc.stats()).tokenRequests.refresh_token).toBe(before.tokenRequests.refresh_token + 1);
@@ -122,6 +131,9 @@ test('OpenID: sign in upstream, consent, and a tool gets the user’s upstream t
 test('GitHub-shaped OAuth 2: the verified email comes from /user/emails; no tokens are kept', async () => {
   const journey = await throughUpstream('github', 'octo');
   expect(new URL(journey.upstreamUrl).searchParams.get('nonce')).toBeNull();
+  // Keeping no tokens, the sign-in is an ordinary one: another request in this browser goes straight to consent.
+  const other = await journey.browser.visit(journey.page.url.replace('state-123', 'state-456'));
+  expect(await other.text()).toContain('Allow');
   const { auth } = await consentAndRedeem(journey);
   expect(auth.extra.userId).toBe('user-octo');
   expect(world.github.requests.emails).toBeGreaterThan(0);

@@ -4,7 +4,15 @@ import { createServer, type Server } from 'node:http';
 import type { UpstreamOptions } from '../../lib/upstream/options';
 import type { OAuthRouterOptions } from '../../lib/options';
 import { httpBrowser } from './http-browser';
-import { authorizeQuery, createTestServer, type RegisteredClient, type TestServer } from './oauth-app';
+import type { OAuthRouter } from '../../lib/router';
+import { createSqliteStore } from '../../lib/store/sqlite';
+import {
+  authorizeQuery,
+  createTestServer,
+  mountTestApp,
+  type RegisteredClient,
+  type TestServer,
+} from './oauth-app';
 import { freePort } from './ports';
 import { startGithubDouble, type GithubDouble } from './upstream-github';
 import {
@@ -32,6 +40,11 @@ export const HOST_USERS: Record<string, string> = {
 
 export interface UpstreamWorld {
   server: TestServer & { baseUrl: string };
+  /**
+   * Another instance of the same server: its own router and its own connection to the same SQLite database, with
+   * the same options and secret (as several processes behind a load balancer would be).
+   */
+  secondInstance(): { oauth: OAuthRouter; close(): void };
   oidc: OidcUpstream;
   github: GithubDouble;
   close(): Promise<void>;
@@ -79,8 +92,10 @@ export async function startUpstreamWorld(
   });
   const github = await startGithubDouble({ redirectUris: [`${callback}/github`] });
   const { upstream, ...rest } = options;
-  const server = createTestServer({
+  const routerOptions: Partial<OAuthRouterOptions> = {
     issuer: baseUrl,
+    // Shared by the instances: it seals the kept upstream tokens.
+    secret: 'the secret every instance of this server shares',
     upstream: {
       providers: [
         {
@@ -98,13 +113,18 @@ export async function startUpstreamWorld(
         return id ? { id, email: identity.email, name: identity.name } : null;
       },
       ...upstream,
-    },
+    } as UpstreamOptions,
     ...rest,
-  });
+  };
+  const server = createTestServer(routerOptions);
   const http: Server = createServer(server.app);
   await new Promise<void>((resolve) => http.listen(port, '127.0.0.1', resolve));
   return {
     server: { ...server, baseUrl },
+    secondInstance: () => {
+      const store = createSqliteStore(server.dbPath, { now: server.clock.now });
+      return { oauth: mountTestApp(store, server.clock, routerOptions).oauth, close: () => store.close() };
+    },
     oidc,
     github,
     close: async () => {

@@ -209,3 +209,92 @@ test('held tokens not attached within 30 minutes are gone', async () => {
   clock.advance(30 * 60 * SECOND);
   expect(await tokens.attach(held, 'grant-1', clock.now() + HOUR)).toBe(false);
 });
+
+test('the answer: exactly what a tool needs, and the refresh a minute before expiry, not earlier', async () => {
+  const { clock, store, connection, instance } = setUp();
+  const tokens = instance();
+  await keptFor(store, tokens, issued(clock, { scope: 'read' }));
+  expect(await tokens.accessToken('grant-1')).toEqual({
+    provider: 'idp',
+    accessToken: 'access-0',
+    tokenType: 'Bearer',
+    expiresAt: clock.now() + HOUR,
+    scope: 'read',
+  });
+  clock.advance(HOUR - 60 * SECOND - 1);
+  await tokens.accessToken('grant-1');
+  expect(connection.refreshes).toEqual([]);
+  clock.advance(1);
+  expect((await tokens.accessToken('grant-1')).accessToken).toBe('access-1');
+});
+
+test.each([
+  [10, 30],
+  [60, 70],
+])('a provider with timeoutSeconds %i: the refresh lease lasts %i s', async (timeoutSeconds, seconds) => {
+  const { clock, store } = setUp();
+  const options = parseUpstreamOptions(
+    {
+      providers: [
+        {
+          id: 'idp',
+          name: 'IdP',
+          issuer: 'https://idp.example',
+          clientId: 'c',
+          keepTokens: true,
+          timeoutSeconds,
+        },
+      ],
+      findUser: () => null,
+    },
+    fail,
+  )!;
+  let leased = 0;
+  const tokens = createUpstreamTokens({
+    store,
+    secret: SECRET,
+    upstream: options,
+    connect: async () => ({
+      ...scriptedProvider(clock),
+      refresh: async () => {
+        leased = (await store.findUpstreamTokens('grant-1'))!.leaseUntil - clock.now();
+        return issued(clock);
+      },
+    }),
+    now: clock.now,
+    onError: () => undefined,
+  });
+  await keptFor(store, tokens, issued(clock));
+  clock.advance(2 * HOUR);
+  await tokens.accessToken('grant-1');
+  expect(leased).toBe(seconds * 1000);
+});
+
+test('tokens of a provider no longer configured: sign in again', async () => {
+  const { clock, store, instance } = setUp();
+  await keptFor(store, instance(), issued(clock));
+  const other = createUpstreamTokens({
+    store,
+    secret: SECRET,
+    upstream: parseUpstreamOptions(
+      {
+        providers: [
+          {
+            id: 'another',
+            name: 'Another',
+            issuer: 'https://another.example',
+            clientId: 'c',
+            keepTokens: true,
+          },
+        ],
+        findUser: () => null,
+      },
+      fail,
+    )!,
+    connect: async () => scriptedProvider(clock),
+    now: clock.now,
+    onError: () => undefined,
+  });
+  clock.advance(2 * HOUR);
+  await expect(other.accessToken('grant-1')).rejects.toMatchObject({ code: 'invalid_token' });
+});
