@@ -10,7 +10,7 @@ import { browserAvailable, launchChromium } from '../helpers/browser';
 import { startExampleApp, type RunningExampleApp } from '../helpers/example-app';
 import { authorizeUrl, registerPageClients, type PageClients } from '../helpers/example-pages';
 import { httpBrowser } from '../helpers/http-browser';
-import { freePort } from '../helpers/ports';
+import { reservePort } from '../helpers/ports';
 import {
   signInUpstreamWithFetch,
   startOidcUpstream,
@@ -27,11 +27,12 @@ let upstream: OidcUpstream;
 let app: RunningExampleApp;
 let clients: PageClients;
 beforeAll(async () => {
-  const port = await freePort();
+  const { port, release } = await reservePort();
   upstream = await startOidcUpstream({
     redirectUris: [`http://127.0.0.1:${port}/v1/oauth/upstream/callback`],
     accounts: [...UPSTREAM_ACCOUNTS, STRANGER],
   });
+  await release();
   app = await startExampleApp({
     PORT: String(port),
     UPSTREAM_OIDC_ISSUER: upstream.issuer,

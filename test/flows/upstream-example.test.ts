@@ -14,7 +14,7 @@ import type { Browser } from 'playwright-core';
 import { browserAvailable, launchChromium } from '../helpers/browser';
 import { startCallbackServer, type CallbackServer } from '../helpers/live-server';
 import { memoryProvider } from '../helpers/mcp-client-provider';
-import { freePort } from '../helpers/ports';
+import { reservePort } from '../helpers/ports';
 import { createTestDatabase } from '../helpers/postgres-database';
 import { describeWith } from '../helpers/services';
 import { startOidcUpstream, UPSTREAM_ACCOUNTS } from '../helpers/upstream-oidc';
@@ -47,12 +47,13 @@ async function runExample(env: Record<string, string>): Promise<ChildProcess> {
 }
 
 async function journey(browser: Browser, callback: CallbackServer, store: Record<string, string>) {
-  const port = await freePort();
+  const { port, release } = await reservePort();
   const issuer = `http://127.0.0.1:${port}`;
   const upstream = await startOidcUpstream({
     redirectUris: [`${issuer}/v1/oauth/upstream/callback`],
     accessTokenTtl: UPSTREAM_TTL,
   });
+  await release();
   const server = await runExample({
     PORT: String(port),
     HOST: '127.0.0.1',
@@ -141,7 +142,8 @@ describeInBrowser('examples/upstream-oidc: an account at the upstream provider o
   test('on SQLite: connect, sign in upstream, call the upstream API, refresh both, revoke', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'upstream-example-'));
     try {
-      await journey(browser, callback, { DATABASE_PATH: join(dir, 'oauth.db') });
+      // SQLite, whatever the test run's environment says.
+      await journey(browser, callback, { DATABASE_PATH: join(dir, 'oauth.db'), DATABASE_URL: '' });
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

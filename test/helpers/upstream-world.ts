@@ -1,6 +1,7 @@
 // A server with upstream sign-in and its two real upstream providers on loopback: oidc-provider as an OpenID provider
 // (keeping the user's tokens) and the GitHub-shaped plain OAuth 2 server; and a scripted browser for the journey.
 import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import type { UpstreamOptions } from '../../lib/upstream/options';
 import type { OAuthRouterOptions } from '../../lib/options';
 import { httpBrowser } from './http-browser';
@@ -13,7 +14,6 @@ import {
   type RegisteredClient,
   type TestServer,
 } from './oauth-app';
-import { freePort } from './ports';
 import { startGithubDouble, type GithubDouble } from './upstream-github';
 import {
   signInUpstreamWithFetch,
@@ -82,8 +82,11 @@ export const githubProvider = (github: GithubDouble) => ({
 export async function startUpstreamWorld(
   options: Omit<Partial<OAuthRouterOptions>, 'upstream'> & { upstream?: Partial<UpstreamOptions> } = {},
 ): Promise<UpstreamWorld> {
-  const port = await freePort();
-  const baseUrl = `http://127.0.0.1:${port}`;
+  // Listening before the providers start: their redirect URIs name this port, which no other test may take meanwhile.
+  let handler: TestServer['app'] | undefined;
+  const http: Server = createServer((req, res) => handler!(req, res));
+  await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
+  const baseUrl = `http://127.0.0.1:${(http.address() as AddressInfo).port}`;
   // With several providers, each has a callback of its own (RFC 9700 §4.4.2).
   const callback = `${baseUrl}/v1/oauth/upstream/callback`;
   const oidc = await startOidcUpstream({
@@ -117,8 +120,7 @@ export async function startUpstreamWorld(
     ...rest,
   };
   const server = createTestServer(routerOptions);
-  const http: Server = createServer(server.app);
-  await new Promise<void>((resolve) => http.listen(port, '127.0.0.1', resolve));
+  handler = server.app;
   return {
     server: { ...server, baseUrl },
     secondInstance: () => {

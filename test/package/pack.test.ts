@@ -10,7 +10,7 @@ import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writ
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { freePort } from '../helpers/ports';
+import { freePort, reservePort } from '../helpers/ports';
 import { mcpJourney } from '../helpers/mcp-journey';
 import { httpBrowser } from '../helpers/http-browser';
 import { startOidcUpstream, UPSTREAM_ACCOUNTS } from '../helpers/upstream-oidc';
@@ -181,15 +181,18 @@ test.each([
 
 test('examples/upstream-oidc runs from the tarball: a person of the OpenID provider only calls its tool', async () => {
   const dir = hostProject('express');
-  const port = await freePort();
+  const { port, release } = await reservePort();
   const issuer = `http://127.0.0.1:${port}`;
   const upstream = await startOidcUpstream({ redirectUris: [`${issuer}/v1/oauth/upstream/callback`] });
   try {
+    await release();
     const server = await runExample(dir, 'examples/upstream-oidc/server.mjs', {
       PORT: String(port),
       HOST: '127.0.0.1',
       ISSUER: issuer,
       DATABASE_PATH: join(dir, 'oauth.db'),
+      // SQLite here, whatever the test run's environment says (the host project has no pg).
+      DATABASE_URL: '',
       UPSTREAM_OIDC_ISSUER: upstream.issuer,
       UPSTREAM_CLIENT_ID: upstream.clientId,
       UPSTREAM_CLIENT_SECRET: upstream.clientSecret,
