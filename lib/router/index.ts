@@ -56,7 +56,8 @@ export interface OAuthRouter extends Router {
    * requireBearer's `req.auth` (or a grant id), for a provider with `keepTokens`. Refreshed upstream first when it
    * has expired (one refresh for concurrent callers, across instances). Rejects with an OAuthError: invalid_token
    * when the grant keeps none (signed in otherwise, revoked, or the provider refused to refresh: the user must
-   * connect again), temporarily_unavailable when the provider cannot be reached.
+   * connect again), temporarily_unavailable when the provider cannot be reached or answers anything but
+   * invalid_grant (the tokens stay; the next call tries again).
    */
   upstreamToken(auth: { grantId: string } | string): Promise<UpstreamToken>;
 }
