@@ -3,17 +3,16 @@
 // consents, and calls the tool that reads the provider's user info with their own upstream token; then our refresh
 // and the upstream refresh (both tokens short-lived), and revocation (RFC 7009), which revokes upstream too. On
 // SQLite and on PostgreSQL. The example runs as written, importing the package by name (dist/, built by the setup).
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Browser } from 'playwright-core';
 import { browserAvailable, launchChromium } from '../helpers/browser';
 import { startCallbackServer, type CallbackServer } from '../helpers/live-server';
 import { memoryProvider } from '../helpers/mcp-client-provider';
+import { runExample } from '../helpers/example-process';
 import { reservePort } from '../helpers/ports';
 import { createTestDatabase } from '../helpers/postgres-database';
 import { describeWith } from '../helpers/services';
@@ -29,23 +28,6 @@ const OUR_TTL = 1;
 
 const describeInBrowser = browserAvailable ? describe : describe.skip;
 
-async function runExample(env: Record<string, string>): Promise<ChildProcess> {
-  const child = spawn(process.execPath, [join(ROOT, 'examples/upstream-oidc/server.mjs')], {
-    cwd: ROOT,
-    env: { ...process.env, ...env },
-  });
-  let output = '';
-  child.stderr!.on('data', (chunk) => (output += chunk));
-  await new Promise<void>((resolve, reject) => {
-    createInterface({ input: child.stdout! }).on(
-      'line',
-      (line) => line.includes('MCP server at') && resolve(),
-    );
-    child.once('exit', (code) => reject(new Error(`the example exited with ${code}: ${output}`)));
-  });
-  return child;
-}
-
 async function journey(browser: Browser, callback: CallbackServer, store: Record<string, string>) {
   const { port, release } = await reservePort();
   const issuer = `http://127.0.0.1:${port}`;
@@ -54,7 +36,7 @@ async function journey(browser: Browser, callback: CallbackServer, store: Record
     accessTokenTtl: UPSTREAM_TTL,
   });
   await release();
-  const server = await runExample({
+  const server = await runExample(ROOT, 'examples/upstream-oidc/server.mjs', {
     PORT: String(port),
     HOST: '127.0.0.1',
     ISSUER: issuer,

@@ -2,14 +2,14 @@
 // builds first, through prepack), the tarball's contents, publint and "Are the Types Wrong?" on it, then the tarball
 // unpacked into fresh host projects on Express 4 and on Express 5, where examples/minimal runs as written (importing
 // the package by name) and an MCP client goes through the whole OAuth journey to call its tool.
-import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { connect, createServer as createNetServer } from 'node:net';
 import { Pool } from 'pg';
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
+import { runExample } from '../helpers/example-process';
 import { freePort, reservePort } from '../helpers/ports';
 import { mcpJourney } from '../helpers/mcp-journey';
 import { httpBrowser } from '../helpers/http-browser';
@@ -119,20 +119,6 @@ function hostProject(expressDir: string, extra: string[] = []): string {
   cpSync(join(ROOT, 'examples'), join(dir, 'examples'), { recursive: true });
   writeFileSync(join(dir, 'package.json'), '{"name":"host","private":true}');
   return dir;
-}
-
-async function runExample(dir: string, script: string, env: Record<string, string>): Promise<ChildProcess> {
-  const child = spawn(process.execPath, [join(dir, script)], { cwd: dir, env: { ...process.env, ...env } });
-  let output = '';
-  child.stderr!.on('data', (chunk) => (output += chunk));
-  await new Promise<void>((resolve, reject) => {
-    createInterface({ input: child.stdout! }).on(
-      'line',
-      (line) => line.includes('MCP server at') && resolve(),
-    );
-    child.once('exit', (code) => reject(new Error(`${script} exited with ${code}: ${output}`)));
-  });
-  return child;
 }
 
 /** An example on a fresh SQLite file, on a free loopback port, with the test user. */
