@@ -298,3 +298,28 @@ test('tokens of a provider no longer configured: sign in again', async () => {
   clock.advance(2 * HOUR);
   await expect(other.accessToken('grant-1')).rejects.toMatchObject({ code: 'invalid_token' });
 });
+
+test('a caller never waits past two leases: a lease taken again and again by others ends in temporarily_unavailable', async () => {
+  const { clock, store, connection } = setUp();
+  let polls = 0;
+  const tokens = createUpstreamTokens({
+    store,
+    secret: SECRET,
+    upstream,
+    connect: async () => connection,
+    now: clock.now,
+    onError: () => undefined,
+    // Each time the caller waits, the lease it waits on passes and another instance takes it again.
+    sleep: async () => {
+      polls += 1;
+      clock.advance(31 * SECOND);
+      expect(await store.leaseUpstreamTokens('grant-1', 0, clock.now() + 30 * SECOND)).toBe(true);
+    },
+  });
+  await keptFor(store, tokens, issued(clock));
+  clock.advance(2 * HOUR);
+  expect(await store.leaseUpstreamTokens('grant-1', 0, clock.now() + 30 * SECOND)).toBe(true);
+  await expect(tokens.accessToken('grant-1')).rejects.toMatchObject({ code: 'temporarily_unavailable' });
+  expect(polls).toBe(2);
+  expect(connection.refreshes).toEqual([]);
+});
