@@ -2,6 +2,7 @@
 // UPSTREAM_NAME) against oidc-provider as a real process: "Continue with <name>" beside the email form, a verified
 // email of a user signs that user in, anything else gets a clear page, never a 500; the pages it adds pass axe-core
 // in both languages and both colour schemes.
+import { join } from 'node:path';
 import type { Browser } from 'playwright-core';
 import { ConfigError, readConfig } from '../../example-app/config';
 import { createUser } from '../../example-app/users';
@@ -22,6 +23,8 @@ import { providerLinks, STRANGER } from '../helpers/upstream-world';
 
 const [ANA, IVO, DENY] = UPSTREAM_ACCOUNTS as [UpstreamAccount, UpstreamAccount, UpstreamAccount];
 const describeInBrowser = browserAvailable ? describe : describe.skip;
+/** With UPDATE_SCREENSHOTS=1, the pictures of the pages it adds, light, in each language (docs/pages/). */
+const PICTURES = process.env.UPDATE_SCREENSHOTS === '1' ? join(__dirname, '../../docs/pages') : undefined;
 
 let upstream: OidcUpstream;
 let app: RunningExampleApp;
@@ -122,11 +125,17 @@ describeInBrowser('the pages upstream sign-in adds pass axe-core', () => {
         locale,
         extraHTTPHeaders: { 'Accept-Language': `${locale},${tag};q=0.9` },
         colorScheme,
+        viewport: { width: 720, height: 900 },
       });
       const page = await context.newPage();
+      const picture = async (name: string) => {
+        if (PICTURES && colorScheme === 'light')
+          await page.screenshot({ path: join(PICTURES, `${name}.${tag}.png`), fullPage: true });
+      };
       try {
         await page.goto(authorizeUrl(app, clients.remote, ['fakture:read']));
         expect(readable(await axeViolations(page))).toEqual([]);
+        await picture('sign-in-upstream');
         await page.getByRole('link', { name: link }).click();
         await page.getByLabel('Email').fill(IVO.email);
         await page.getByLabel('Password').fill(IVO.password);
@@ -134,6 +143,7 @@ describeInBrowser('the pages upstream sign-in adds pass axe-core', () => {
         await page.getByText(refusal).waitFor();
         expect(await page.evaluate('document.documentElement.lang')).toBe(tag);
         expect(readable(await axeViolations(page))).toEqual([]);
+        await picture('sign-in-upstream-refused');
       } finally {
         await context.close();
       }
