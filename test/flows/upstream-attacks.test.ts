@@ -6,9 +6,15 @@ import { createServer, type Server, type ServerResponse } from 'node:http';
 import request from 'supertest';
 import type { OAuthEvent } from '../../lib/events';
 import { startFakeOp, type FakeOp } from '../helpers/fake-openid-provider';
-import { createTestServer, registerClient, tokenRequest, type RegisteredClient } from '../helpers/oauth-app';
+import {
+  authorizeQuery,
+  createTestServer,
+  registerClient,
+  tokenRequest,
+  type RegisteredClient,
+} from '../helpers/oauth-app';
 import { freePort } from '../helpers/ports';
-import { openSignIn, type UpstreamWorld } from '../helpers/upstream-world';
+import { openSignIn, providerLinks, type UpstreamWorld } from '../helpers/upstream-world';
 
 jest.setTimeout(30_000);
 
@@ -337,4 +343,39 @@ test('a refusal is an event with the provider, the reason and the detail; only a
   };
   expect((await answer(a, 'a', await start('a'))).status).toBe(400);
   expect(String(errors[1])).toContain('the host app failed');
+});
+
+test('on https, the transaction cookie is __Host- and Secure, for the whole site (a sibling subdomain cannot plant one)', async () => {
+  const secure = createTestServer({
+    issuer: 'https://mcp.example',
+    upstream: {
+      providers: [{ id: 'a', name: 'A', issuer: a.issuer, clientId: 'client-a', clientSecret: 's' }],
+      findUser: () => null,
+    },
+  });
+  try {
+    const httpsClient = await registerClient(secure.app, {
+      redirect_uris: ['https://client.example/callback'],
+    });
+    const { query } = authorizeQuery(httpsClient, { resource: 'https://mcp.example/mcp' });
+    const page = await request(secure.app).get(`/v1/oauth/authorize?${query}`);
+    const csrf = page.headers['set-cookie']![0]!.split(';')[0]!;
+    const link = new URL(providerLinks(page.text).a!);
+    const started = await request(secure.app)
+      .get(link.pathname + link.search)
+      .set('Cookie', csrf);
+    expect(started.status).toBe(302);
+    const cookie = ([] as string[])
+      .concat(started.headers['set-cookie'] ?? [])
+      .find((line) => line.startsWith('__Host-mcp_oauth_upstream='))!;
+    expect(cookie.split('; ').slice(1).sort()).toEqual([
+      'HttpOnly',
+      'Max-Age=600',
+      'Path=/',
+      'SameSite=Lax',
+      'Secure',
+    ]);
+  } finally {
+    secure.close();
+  }
 });

@@ -26,6 +26,8 @@ interface Scripted extends UpstreamConnection {
   revoked: string[];
   /** What the next refresh does: by default a new token set. */
   next: (refreshToken: string) => Promise<UpstreamTokenSet>;
+  /** Resolves when the default refresh may answer: at once unless a test holds it. */
+  answerWhen: () => Promise<void>;
 }
 
 function scriptedProvider(clock: FakeClock): Scripted {
@@ -33,10 +35,11 @@ function scriptedProvider(clock: FakeClock): Scripted {
   const connection: Scripted = {
     refreshes: [],
     revoked: [],
+    answerWhen: async () => undefined,
     next: async (refreshToken) => {
       counter += 1;
-      // A provider that takes a moment, so that concurrent callers really overlap.
-      await new Promise((resolve) => setTimeout(resolve, 20));
+      // Answered once the test lets it: callers that meet the lease meanwhile really overlap this refresh.
+      await connection.answerWhen();
       return {
         accessToken: `access-${counter}`,
         tokenType: 'Bearer',
@@ -63,6 +66,8 @@ function setUp() {
   const store = createMemoryStore({ now: clock.now });
   const connection = scriptedProvider(clock);
   const errors: unknown[] = [];
+  /** How many times a caller waited for another's refresh (the library's poll, made a turn of the event loop). */
+  const waits = { count: 0 };
   const instance = (secret = SECRET) =>
     createUpstreamTokens({
       store,
@@ -71,9 +76,20 @@ function setUp() {
       connect: async (_provider: UpstreamProvider) => connection,
       now: clock.now,
       onError: (error) => errors.push(error),
-      sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms / 20)),
+      sleep: () => {
+        waits.count += 1;
+        return new Promise<void>((resolve) => setImmediate(resolve));
+      },
     });
-  return { clock, store, connection, errors, instance };
+  return { clock, store, connection, errors, waits, instance };
+}
+
+/** Turns of the event loop until `condition` holds (something asynchronous said so), never the wall clock. */
+async function until(condition: () => boolean): Promise<void> {
+  for (let turn = 0; !condition(); turn++) {
+    if (turn > 10_000) throw new Error('until: the condition never held');
+    await new Promise<void>((resolve) => setImmediate(resolve));
+  }
 }
 
 const issued = (clock: FakeClock, extra: Partial<UpstreamTokenSet> = {}): UpstreamTokenSet => ({
@@ -106,10 +122,12 @@ test('sealed at rest: the row holds neither token, and opens only with the secre
 });
 
 test('expired: two instances, ten callers, one upstream refresh; everybody gets the new token', async () => {
-  const { clock, store, connection, instance } = setUp();
+  const { clock, store, connection, waits, instance } = setUp();
   const [a, b] = [instance(), instance()];
   await keptFor(store, a, issued(clock));
   clock.advance(HOUR - 30 * SECOND); // within a minute of its expiry: refreshed first
+  // The refresh answers only once the other instance has met the lease and waited: the callers overlap for sure.
+  connection.answerWhen = () => until(() => waits.count > 0);
   const answers = await Promise.all(
     Array.from({ length: 10 }, (_, i) => (i % 2 ? a : b).accessToken('grant-1')),
   );
@@ -176,14 +194,14 @@ test.each([
 });
 
 test('a caller waiting on a lease whose holder died takes over once the lease has passed', async () => {
-  const { clock, store, connection, instance } = setUp();
+  const { clock, store, connection, waits, instance } = setUp();
   const tokens = instance();
   await keptFor(store, tokens, issued(clock));
   clock.advance(2 * HOUR);
   // Another instance took the lease and crashed before replacing the tokens.
   expect(await store.leaseUpstreamTokens('grant-1', 0, clock.now() + 30 * SECOND)).toBe(true);
   const waiting = tokens.accessToken('grant-1');
-  await new Promise((resolve) => setTimeout(resolve, 30));
+  await until(() => waits.count > 0);
   expect(connection.refreshes).toEqual([]);
   clock.advance(31 * SECOND);
   expect((await waiting).accessToken).toBe('access-1');
