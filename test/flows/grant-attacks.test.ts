@@ -50,7 +50,8 @@ const options = (
     allowLoopback: true,
     ca: testCa().caPem,
     resolveHost: resolveToLoopback,
-    timeoutMs: 400,
+    // The default 5 s: the first fetch (a TLS handshake) of a loaded full run can take longer than a short limit.
+    timeoutMs: 5000,
   },
   enterpriseIdps: {
     issuers,
