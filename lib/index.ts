@@ -91,7 +91,7 @@ export type { DpopChallengeOptions } from './middleware/bearer-refusal';
  */
 export { createMcpHandler } from './mcp/handler';
 /** createMcpHandler's options, and what it needs of a server. */
-export type { McpHandlerOptions } from './mcp/handler';
+export type { McpHandlerOptions } from './mcp/handler-options';
 export type { McpServerLike } from './mcp/server-pool';
 
 // ---------------------------------------------------------------------------------------------------------------

@@ -50,6 +50,7 @@ export function createScopeGate(
       const listIds = new Set<unknown>();
       const firstPageIds = new Set<unknown>();
       const requestIds = new Set<unknown>();
+      const cancelledIds: unknown[] = [];
       for (const message of messages) {
         if (!messageSchema.safeParse(message).success) throw invalid('not a JSON-RPC 2.0 message');
         // The schema is strict: a request is { jsonrpc, id, method, params? }, a notification the same without id.
@@ -59,6 +60,7 @@ export function createScopeGate(
           cursor?: unknown;
           task?: unknown;
           _meta?: unknown;
+          requestId?: unknown;
         };
         // JSON-RPC 2.0 §4: an id names one request. The SDK keys its answers and its abort controllers by id, so a
         // second request with a tool call's id (a ping) would answer the HTTP request, end it and give the server
@@ -76,6 +78,10 @@ export function createScopeGate(
           (typeof fields._meta === 'object' && fields._meta !== null && RELATED_TASK in fields._meta)
         )
           throw invalid('tasks are not supported by this stateless server');
+        // A batch that cancels its own request would never be answered: the SDK drops a cancelled request's answer,
+        // and the HTTP request waits for it until the client gives up.
+        if (method === 'notifications/cancelled' && id === undefined)
+          cancelledIds.push(fields.requestId);
         if (method === 'tools/list') {
           listIds.add(id);
           if (fields.cursor === undefined) firstPageIds.add(id);
@@ -86,6 +92,8 @@ export function createScopeGate(
         if (!allowed(fields.name, granted))
           return { refused: { tool: fields.name, needed: toolScopes.get(fields.name)! } };
       }
+      if (cancelledIds.some((cancelled) => requestIds.has(cancelled)))
+        throw invalid('a batch may not cancel a request of its own');
       return { listIds, firstPageIds };
     },
   };

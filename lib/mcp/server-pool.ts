@@ -14,6 +14,8 @@ export class PoolBusyError extends Error {
 }
 
 export interface ServerPool<S> {
+  /** An idle server, or a new one while fewer than `max` exist; undefined when every server is busy. */
+  take(): S | undefined;
   /**
    * A ready server: an idle one, a new one while fewer than `max` exist, or the next one given back within
    * `timeoutMs` (else PoolBusyError). A waiter whose `signal` aborts leaves the queue and rejects with its reason.
@@ -53,17 +55,22 @@ export function createServerPool<S>(
     }
   };
 
+  const take = (): S | undefined => {
+    const ready = idle.pop();
+    if (ready !== undefined) return ready;
+    return count < max ? build() : undefined;
+  };
+
   return {
+    take,
     acquire(timeoutMs, signal) {
-      const ready = idle.pop();
-      if (ready !== undefined) return Promise.resolve(ready);
-      if (count < max) {
-        try {
-          return Promise.resolve(build());
-        } catch (error) {
-          return Promise.reject(error);
-        }
+      let ready: S | undefined;
+      try {
+        ready = take();
+      } catch (error) {
+        return Promise.reject(error);
       }
+      if (ready !== undefined) return Promise.resolve(ready);
       // Every server is busy: wait in line, but not forever (a stuck tool must not freeze every other caller), and
       // not in a line without end (each waiter holds its request's body).
       if (signal?.aborted) return Promise.reject(signal.reason);

@@ -69,7 +69,7 @@ const head = (token: string, contentType: string, length: number | 'chunked', ex
     'Host: 127.0.0.1',
     `Authorization: Bearer ${token}`,
     'Accept: application/json, text/event-stream',
-    'MCP-Protocol-Version: 2025-06-18',
+    'MCP-Protocol-Version: 2025-03-26',
     'Connection: close',
     `Content-Type: ${contentType}`,
     length === 'chunked' ? 'Transfer-Encoding: chunked' : `Content-Length: ${length}`,

@@ -1,0 +1,178 @@
+// The lean transport: the SDK's public Transport interface, answering a stateless request with JSON written straight
+// to the Node response. The SDK's StreamableHTTPServerTransport turns every Node request into a Web Request and its
+// answer back (through @hono/node-server, built per request) to answer one JSON message with one JSON message; this
+// transport takes the message the handler already read and checked, hands it to the pooled server, and writes the
+// answers it collects. One per pooled server, connected once and reused: a stateless exchange needs no stream, no
+// session and no per-request object beyond the exchange itself.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+
+/** What the SDK's Protocol passes with each incoming message (MessageExtraInfo). */
+export interface MessageExtra {
+  authInfo?: unknown;
+  requestInfo?: { headers: Record<string, string | string[] | undefined>; url?: URL };
+}
+
+/** The SDK's Transport, as Protocol.connect drives it. */
+export interface LeanTransport {
+  onmessage?: (message: unknown, extra?: MessageExtra) => void;
+  onclose?: () => void;
+  onerror?: (error: Error) => void;
+  readonly sessionId: undefined;
+  start(): Promise<void>;
+  send(message: unknown, options?: unknown): Promise<void>;
+  close(): Promise<void>;
+  /** Whether a server is connected to it now. */
+  readonly connected: boolean;
+  /**
+   * Serves one request's messages: dispatches them to the connected server and resolves once the answer is written
+   * to `res` (200 with the responses, or 202 when the messages hold no request). `answer` may rewrite a response
+   * before it is written (the tools/list filter).
+   */
+  exchange(
+    messages: readonly unknown[],
+    req: IncomingMessage,
+    res: ServerResponse,
+    authInfo: unknown,
+    answer?: (response: Response) => Response,
+  ): Promise<void>;
+}
+
+/** A JSON-RPC response as the SDK sends it: an id and a result or an error. */
+export interface Response {
+  jsonrpc: '2.0';
+  id: string | number;
+  result?: unknown;
+  error?: unknown;
+}
+
+interface Exchange {
+  /** Where each pending request's answer goes, in the order of the requests. */
+  slots: Map<unknown, number>;
+  answers: unknown[];
+  remaining: number;
+  res: ServerResponse;
+  answer?: (response: Response) => Response;
+  done(): void;
+  fail(error: Error): void;
+}
+
+const isRequest = (message: unknown) => {
+  const { id, method } = message as { id?: unknown; method?: unknown };
+  return method !== undefined && id !== undefined;
+};
+
+/** Request headers as the SDK's transport shows them to handlers (extra.requestInfo): lowercased names. */
+function requestInfo(req: IncomingMessage): MessageExtra['requestInfo'] {
+  let url: URL | undefined;
+  return {
+    headers: req.headers,
+    get url() {
+      url ??= new URL(req.url ?? '/', `http://${req.headers.host ?? 'localhost'}`);
+      return url;
+    },
+  };
+}
+
+export function createLeanTransport(): LeanTransport {
+  let current: Exchange | undefined;
+  let connected = false;
+
+  const transport: LeanTransport = {
+    sessionId: undefined,
+    get connected() {
+      return connected;
+    },
+    start() {
+      connected = true;
+      return Promise.resolve();
+    },
+    send(message) {
+      const response = message as Response & { method?: unknown };
+      if (response.method === undefined && response.id !== undefined) {
+        const exchange = current;
+        const slot = exchange?.slots.get(response.id);
+        // An answer to no request of this exchange has nowhere to go (the SDK's transport throws the same way).
+        if (exchange === undefined || slot === undefined)
+          return Promise.reject(new Error(`No request ${String(response.id)} is waiting for this answer.`));
+        exchange.slots.delete(response.id);
+        exchange.answers[slot] = exchange.answer ? exchange.answer(response) : response;
+        exchange.remaining -= 1;
+        if (exchange.remaining === 0) {
+          current = undefined;
+          exchange.done();
+        }
+        return Promise.resolve();
+      }
+      // A server-to-client request (sampling, elicitation, roots) needs a stream and a session to carry its answer
+      // back: refused at once, so the tool fails fast instead of waiting for an answer that cannot come.
+      if (isRequest(message))
+        return Promise.reject(
+          new Error(
+            'This stateless MCP endpoint answers with JSON and cannot send requests to the client ' +
+              "(sampling, elicitation, roots): set createMcpHandler's streaming option.",
+          ),
+        );
+      // A notification (progress, logging) has no place in a JSON answer, which holds responses only
+      // (the Streamable HTTP transport's JSON mode drops them too).
+      return Promise.resolve();
+    },
+    close() {
+      const exchange = current;
+      current = undefined;
+      const wasConnected = connected;
+      connected = false;
+      exchange?.fail(new Error('The MCP server closed before it answered.'));
+      if (wasConnected) {
+        const onclose = transport.onclose;
+        // Protocol.connect wraps these each time: cleared, so that the next connect does not wrap them again.
+        transport.onmessage = transport.onclose = transport.onerror = undefined;
+        onclose?.();
+      }
+      return Promise.resolve();
+    },
+    exchange(messages, req, res, authInfo, answer) {
+      const deliver = transport.onmessage;
+      if (!connected || deliver === undefined)
+        return Promise.reject(new Error('The lean transport is not connected to a server.'));
+      if (current !== undefined)
+        return Promise.reject(new Error('The lean transport serves one request at a time.'));
+      const extra = { authInfo, requestInfo: requestInfo(req) };
+      const slots = new Map<unknown, number>();
+      for (const message of messages)
+        if (isRequest(message)) slots.set((message as { id: unknown }).id, slots.size);
+      if (slots.size === 0) {
+        // Notifications and responses only: accepted with 202 and no body (MCP Streamable HTTP, sending messages).
+        for (const message of messages) deliver(message, extra);
+        res.statusCode = 202;
+        res.end();
+        return Promise.resolve();
+      }
+      return new Promise<void>((resolve, reject) => {
+        const answers: unknown[] = new Array(slots.size);
+        current = {
+          slots,
+          answers,
+          remaining: slots.size,
+          res,
+          answer,
+          done() {
+            // One request, one object; several, an array in the order of the requests (as the SDK's transport).
+            const body = JSON.stringify(answers.length === 1 ? answers[0] : answers);
+            res.statusCode = 200;
+            res.setHeader('Content-Type', 'application/json');
+            res.end(body);
+            resolve();
+          },
+          fail: reject,
+        };
+        try {
+          for (const message of messages) deliver(message, extra);
+        } catch (error) {
+          current = undefined;
+          reject(error);
+        }
+      });
+    },
+  };
+  return transport;
+}
