@@ -8,6 +8,7 @@ const { relative } = require('node:path');
 
 /** Seconds each took alone on the two-core CI machine (2026-11, under other load): the slow tail of `npm test`. */
 const MEASURED_SECONDS = {
+  'test/conformance/server-scenarios.test.ts': 60,
   'test/store-contract/sqlite.test.ts': 28,
   'test/example-app/upstream-sign-in.test.ts': 30,
   'test/flows/upstream-example.test.ts': 25,

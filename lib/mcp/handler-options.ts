@@ -43,11 +43,11 @@ export interface McpHandlerOptions {
   /**
    * Whether tools stream (default false). By default every request is answered with one JSON document, written
    * straight to the response by a transport of this package: what a tool sends during a request other than its
-   * answer (progress, log messages) is not delivered, and a request to the client (sampling, elicitation) fails at
-   * once. With true, a request that runs your code (tools/call, resources/read, prompts/get, completion/complete,
+   * answer (progress, log messages) is not delivered. With true, a request that runs your code (tools/call, resources/read, prompts/get, completion/complete,
    * anything but initialize, ping and tools/list) is served by the SDK's StreamableHTTPServerTransport instead,
-   * answering with an event stream that carries its notifications, at about twice the cost per request. A stateless
-   * server cannot carry a request to the client either way: its answer would come back on another HTTP request.
+   * answering with an event stream that carries its notifications, at about twice the cost per request. Either way a
+   * request to the client (sampling, elicitation, roots) fails at once: its answer would come back on another HTTP
+   * request, to another server.
    */
   streaming?: boolean;
 }

@@ -8,7 +8,13 @@ import { protectedResourceMetadataUrl } from '../paths';
 import type { AuthenticatedRequest } from '../middleware/bearer';
 import { refuseBearer } from '../middleware/bearer-refusal';
 import { parseMcpHandlerOptions, type McpHandlerOptions } from './handler-options';
-import { createLeanTransport, type LeanTransport, type Response as RpcResponse } from './lean-transport';
+import {
+  createLeanTransport,
+  isRequest,
+  NO_REQUESTS_TO_CLIENT,
+  type LeanTransport,
+  type Response as RpcResponse,
+} from './lean-transport';
 import { checkAccept, checkVersion } from './negotiation';
 import { McpRequestError, readJsonBody, type BodyLimits } from './read-body';
 import { createScopeGate, type MessageSchema } from './scope-gate';
@@ -120,11 +126,15 @@ export function createMcpHandler(options: McpHandlerOptions): RequestHandler {
     // A Protocol holds one transport at a time: the server leaves its lean transport for this request.
     if (leanTransports.get(server)?.connected) await server.close();
     const transport = new Transport({ sessionIdGenerator: undefined, enableJsonResponse: false });
-    if (answer) {
-      const send = transport.send.bind(transport);
-      transport.send = (message, sendOptions) =>
-        send('result' in (message as object) ? answer(message as RpcResponse) : message, sendOptions);
-    }
+    const send = transport.send.bind(transport);
+    transport.send = (message, sendOptions) => {
+      // As on the lean path: the answer to a request to the client would never reach this server.
+      if (isRequest(message)) return Promise.reject(new Error(NO_REQUESTS_TO_CLIENT));
+      return send(
+        answer && 'result' in (message as object) ? answer(message as RpcResponse) : message,
+        sendOptions,
+      );
+    };
     await server.connect(transport);
     // The SDK is handed the value the gate checked: it never reads or parses the body itself.
     await transport.handleRequest(req, res, body);
@@ -153,9 +163,11 @@ export function createMcpHandler(options: McpHandlerOptions): RequestHandler {
     // tools/list answers with the tools this token may call, and no others.
     const answer = listIds.size
       ? (reply: RpcResponse): RpcResponse => {
-          const result = reply.result as { tools?: Array<{ name: string }>; nextCursor?: unknown } | undefined;
+          const result = reply.result as
+            { tools?: Array<{ name: string }>; nextCursor?: unknown } | undefined;
           if (!listIds.has(reply.id) || !Array.isArray(result?.tools)) return reply;
-          if (firstPageIds.has(reply.id) && result.nextCursor === undefined) toolLists?.remember(server, result);
+          if (firstPageIds.has(reply.id) && result.nextCursor === undefined)
+            toolLists?.remember(server, result);
           const tools = result.tools.filter((tool) => gate.allowed(tool.name, auth.scopes));
           return { ...reply, result: { ...result, tools } };
         }

@@ -56,7 +56,13 @@ interface Exchange {
   fail(error: Error): void;
 }
 
-const isRequest = (message: unknown) => {
+/** Why a stateless server cannot ask the client anything. */
+export const NO_REQUESTS_TO_CLIENT =
+  'This stateless MCP endpoint cannot send requests to the client (sampling, elicitation, roots): the answer ' +
+  'would come back on another HTTP request, to another server.';
+
+/** Whether a JSON-RPC message is a request: a method and an id. */
+export const isRequest = (message: unknown) => {
   const { id, method } = message as { id?: unknown; method?: unknown };
   return method !== undefined && id !== undefined;
 };
@@ -103,15 +109,9 @@ export function createLeanTransport(): LeanTransport {
         }
         return Promise.resolve();
       }
-      // A server-to-client request (sampling, elicitation, roots) needs a stream and a session to carry its answer
-      // back: refused at once, so the tool fails fast instead of waiting for an answer that cannot come.
-      if (isRequest(message))
-        return Promise.reject(
-          new Error(
-            'This stateless MCP endpoint answers with JSON and cannot send requests to the client ' +
-              "(sampling, elicitation, roots): set createMcpHandler's streaming option.",
-          ),
-        );
+      // A server-to-client request (sampling, elicitation, roots) is refused at once, so the tool fails fast: the
+      // client's answer would come on another HTTP request, to another pooled server, and never reach the tool.
+      if (isRequest(message)) return Promise.reject(new Error(NO_REQUESTS_TO_CLIENT));
       // A notification (progress, logging) has no place in a JSON answer, which holds responses only
       // (the Streamable HTTP transport's JSON mode drops them too).
       return Promise.resolve();

@@ -80,8 +80,7 @@ export function createScopeGate(
           throw invalid('tasks are not supported by this stateless server');
         // A batch that cancels its own request would never be answered: the SDK drops a cancelled request's answer,
         // and the HTTP request waits for it until the client gives up.
-        if (method === 'notifications/cancelled' && id === undefined)
-          cancelledIds.push(fields.requestId);
+        if (method === 'notifications/cancelled' && id === undefined) cancelledIds.push(fields.requestId);
         if (method === 'tools/list') {
           listIds.add(id);
           if (fields.cursor === undefined) firstPageIds.add(id);
