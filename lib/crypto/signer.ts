@@ -1,8 +1,9 @@
-// The access-token signer: RFC 9068 JWTs signed and verified with jsonwebtoken (the one JWT implementation of the
-// package; bench/README.md has the measurement that chose it), key rotation by kid, and the JWKS.
+// The access-token signer: RFC 9068 JWTs signed with node:crypto (jws-sign.ts) and verified with jsonwebtoken (the
+// one JWT reader of the package; bench/README.md has the measurements), key rotation by kid, and the JWKS.
 import { randomUUID } from 'node:crypto';
 import jwt from 'jsonwebtoken';
 import { OAuthError } from '../errors';
+import { createJwsSigner } from './jws-sign';
 import {
   generateSigningKey,
   loadKey,
@@ -99,11 +100,11 @@ export function createJwtSigner(options: JwtSignerOptions = {}): JwtSigner {
   const byKid = new Map(keys.map((key) => [key.kid, key]));
   const jwks = Object.freeze({ keys: Object.freeze(keys.map((key) => Object.freeze(key.jwk))) });
   const nowSeconds = () => Math.floor(config.now() / 1000);
-  // Built once: the header names the key that signs (RFC 7515 §4.1.4) and the token type (RFC 9068 §2.1).
-  const signOptions: jwt.SignOptions = {
-    algorithm: signingKey.alg,
-    header: { alg: signingKey.alg, typ: 'at+jwt', kid: signingKey.kid },
-  };
+  // The header, built once, names the key that signs (RFC 7515 §4.1.4) and the token type (RFC 9068 §2.1).
+  const signJws = createJwsSigner(signingKey.alg, signingKey.privateKey!, {
+    typ: 'at+jwt',
+    kid: signingKey.kid,
+  });
 
   return {
     signAccessToken(input) {
@@ -120,7 +121,7 @@ export function createJwtSigner(options: JwtSignerOptions = {}): JwtSigner {
         grant_id: input.grantId,
         ...(input.jkt === undefined ? {} : { cnf: { jkt: input.jkt } }),
       };
-      return { token: jwt.sign(claims, signingKey.privateKey!, signOptions), claims };
+      return { token: signJws(claims), claims };
     },
 
     verifyAccessToken(token, expected) {
