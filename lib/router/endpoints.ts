@@ -65,6 +65,22 @@ export function mountEndpoints(
   const { paths } = config;
   const { form, formOrJson, registrationJson } = parsers;
   const plainText = refuseControlCharacters();
+  // The endpoints clients call most come first: Express matches a request against the routes in turn.
+  router
+    .route(own.add(paths.token))
+    .all(openCors(['POST']))
+    .post(limits.token, formOrJson, plainText, tokenHandler(ctx))
+    .all(allowMethods(['POST']));
+  router
+    .route(own.add(paths.revocation))
+    .all(openCors(['POST']))
+    .post(limits.revoke, formOrJson, plainText, revokeHandler(ctx))
+    .all(allowMethods(['POST']));
+  // Server to server: no CORS, so no browser page can ask.
+  router
+    .route(own.add(paths.introspection))
+    .post(limits.introspect, formOrJson, plainText, introspectHandler(ctx))
+    .all(allowMethods(['POST']));
   if (config.mountPath !== '') {
     // Clients that append the well-known suffix to the issuer find it too.
     serveDocument(
@@ -117,21 +133,6 @@ export function mountEndpoints(
         .all(allowMethods(['GET']));
     }
   }
-  router
-    .route(own.add(paths.token))
-    .all(openCors(['POST']))
-    .post(limits.token, formOrJson, plainText, tokenHandler(ctx))
-    .all(allowMethods(['POST']));
-  router
-    .route(own.add(paths.revocation))
-    .all(openCors(['POST']))
-    .post(limits.revoke, formOrJson, plainText, revokeHandler(ctx))
-    .all(allowMethods(['POST']));
-  // Server to server: no CORS, so no browser page can ask.
-  router
-    .route(own.add(paths.introspection))
-    .post(limits.introspect, formOrJson, plainText, introspectHandler(ctx))
-    .all(allowMethods(['POST']));
 }
 
 /** A router of its own for the well-known documents, for an app to mount at its root when the issuer has a path. */
