@@ -2,38 +2,34 @@
 // transaction that awaits anything (an await is enough: it lets other requests' continuations run) would take in
 // whatever those requests execute on the connection meanwhile, and roll it back with its own work. So the connection
 // is a queue: a transaction runs alone, and every statement from outside it (app queries, every OAuth store call)
-// takes its turn after it. The transaction's own statements, nested calls included, are recognised by their async
-// context and run at once (waiting for itself would never end).
-import { AsyncLocalStorage } from 'node:async_hooks';
+// takes its turn after it. The transaction's own statements go through the handle it is given (database.ts), which
+// runs them at once: there is no async context to recognise them by, because an AsyncLocalStorage in Node 20 turns
+// on promise hooks for the whole process, and every promise of every request then pays for them.
 
 export interface ConnectionGate {
-  /** Runs `work` alone on the connection: no statement from outside its async context runs until it settles. */
+  /**
+   * Runs `work` alone on the connection: no statement through `turn` runs until it settles. Its own statements must
+   * not go through `turn` (they would wait for it): the transaction's handle runs them directly.
+   */
   exclusive<T>(work: () => Promise<T>): Promise<T>;
-  /** Runs a statement in its turn: after any transaction under way (at once from inside that transaction). */
+  /** Runs a statement in its turn: after any transaction under way or waiting. */
   turn<T>(work: () => T): Promise<T>;
 }
 
 export function createConnectionGate(): ConnectionGate {
-  const context = new AsyncLocalStorage<symbol>();
-  let holder: symbol | undefined;
   let tail: Promise<void> = Promise.resolve();
   /** Transactions running or waiting their turn. */
   let queued = 0;
-  const inside = () => holder !== undefined && context.getStore() === holder;
 
   async function exclusive<T>(work: () => Promise<T>): Promise<T> {
-    if (inside()) return work();
     queued += 1;
     const previous = tail;
     let release!: () => void;
     tail = new Promise<void>((resolve) => (release = resolve));
     await previous;
-    const token = Symbol('turn');
-    holder = token;
     try {
-      return await context.run(token, work);
+      return await work();
     } finally {
-      holder = undefined;
       queued -= 1;
       release();
     }
@@ -42,10 +38,9 @@ export function createConnectionGate(): ConnectionGate {
   return {
     exclusive,
     turn(work) {
-      if (inside()) return Promise.resolve().then(work);
       if (queued > 0) return exclusive(async () => work());
       // Nothing holds the connection or waits for it: a statement runs at once (it is synchronous, so nothing can
-      // slip in), without the async context and promises of a turn in the queue; a tool's read costs no more.
+      // slip in), without the promises of a turn in the queue; a tool's read costs no more.
       try {
         return Promise.resolve(work());
       } catch (error) {

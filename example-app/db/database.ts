@@ -41,13 +41,11 @@ export function sqliteAppDb(db: SqliteDatabase, gate: ConnectionGate): AppDb {
     get: (sql, params = []) => gate.turn(() => prepare(sql).get(...params) as never),
     run: (sql, params = []) => gate.turn(() => prepare(sql).run(...params).changes),
     insert: (sql, params = []) => gate.turn(() => Number((prepare(sql).get(...params) as { id: number }).id)),
-    // Nested calls (from inside the gate's turn) join the transaction under way.
     transaction: (work) =>
       gate.exclusive(async () => {
-        if (db.inTransaction) return work(appDb);
         db.exec('BEGIN IMMEDIATE');
         try {
-          const result = await work(appDb);
+          const result = await work(inside);
           db.exec('COMMIT');
           return result;
         } catch (error) {
@@ -55,6 +53,16 @@ export function sqliteAppDb(db: SqliteDatabase, gate: ConnectionGate): AppDb {
           throw error;
         }
       }),
+  };
+  // The transaction's handle: it holds the connection, so its statements run at once, and a nested transaction
+  // joins it. A statement through `appDb` from inside it would wait for it to end: a transaction uses its handle.
+  const inside: AppDb = {
+    dialect: 'sqlite',
+    all: async (sql, params = []) => prepare(sql).all(...params) as never,
+    get: async (sql, params = []) => prepare(sql).get(...params) as never,
+    run: async (sql, params = []) => prepare(sql).run(...params).changes,
+    insert: async (sql, params = []) => Number((prepare(sql).get(...params) as { id: number }).id),
+    transaction: (work) => work(inside),
   };
   return appDb;
 }

@@ -107,15 +107,30 @@ test('a code exchange during a transaction waits for it, survives its rollback, 
   }
 });
 
-test('nested transactions and statements from inside a transaction do not wait for themselves', async () => {
-  const gate = createConnectionGate();
-  const steps: string[] = [];
-  await gate.exclusive(async () => {
-    await gate.turn(() => steps.push('statement inside'));
-    await gate.exclusive(async () => void steps.push('nested transaction'));
+test("a transaction's own statements and nested transactions run at once; one from outside waits for its end", async () => {
+  const sqlite = new Database(':memory:');
+  const db = sqliteAppDb(sqlite, createConnectionGate());
+  await db.run('CREATE TABLE steps (name TEXT)');
+  const order: string[] = [];
+  let finish!: () => void;
+  const transaction = db.transaction(async (tx) => {
+    await tx.run("INSERT INTO steps VALUES ('inside')");
+    await tx.transaction(async (nested) => nested.run("INSERT INTO steps VALUES ('nested')"));
+    order.push(`inside sees ${(await tx.all('SELECT name FROM steps')).length}`);
+    await new Promise<void>((resolve) => (finish = resolve));
   });
-  await gate.turn(() => steps.push('after'));
-  expect(steps).toEqual(['statement inside', 'nested transaction', 'after']);
+  const outside = db.run("INSERT INTO steps VALUES ('outside')").then(() => order.push('outside'));
+  await nextTurn();
+  expect(order).toEqual(['inside sees 2']);
+  finish();
+  await Promise.all([transaction, outside]);
+  expect(order).toEqual(['inside sees 2', 'outside']);
+  expect((await db.all<{ name: string }>('SELECT name FROM steps')).map((row) => row.name)).toEqual([
+    'inside',
+    'nested',
+    'outside',
+  ]);
+  sqlite.close();
 });
 
 test('with nothing under way a statement runs at once; behind a transaction it waits; a failure is a rejection', async () => {
