@@ -58,25 +58,33 @@ export function requestLogger(logger: Logger): RequestHandler {
     const given = req.headers['x-request-id'];
     const id = typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
     res.setHeader('X-Request-Id', id);
-    const log = logger.child({ reqId: id });
     req.id = id;
-    req.log = log;
+    // The child logger is made when something logs through it (an error, a warning), not for every request: the
+    // request's own line below carries the same reqId without one.
+    let child: Logger | undefined;
+    Object.defineProperty(req, 'log', {
+      configurable: true,
+      enumerable: true,
+      get: () => (child ??= logger.child({ reqId: id })),
+      set: (value: Logger) => void (child = value),
+    });
     const path = req.url.split('?', 1)[0]!;
     if (QUIET_PATHS.has(path)) return next();
     const method = req.method;
     const started = Date.now();
     res.once('close', () => {
       const fields = {
+        reqId: id,
         req: { id, method, path },
         res: { statusCode: res.statusCode },
         responseTime: Date.now() - started,
       };
       // Cut off before the response was sent: the client went away (or the connection failed).
-      if (!res.writableFinished) return log.warn(fields, 'request aborted');
+      if (!res.writableFinished) return logger.warn(fields, 'request aborted');
       const status = res.statusCode;
-      if (status >= 500) log.error(fields, 'request errored');
-      else if (status >= 400) log.warn(fields, 'request completed');
-      else log.info(fields, 'request completed');
+      if (status >= 500) logger.error(fields, 'request errored');
+      else if (status >= 400) logger.warn(fields, 'request completed');
+      else logger.info(fields, 'request completed');
     });
     next();
   };
