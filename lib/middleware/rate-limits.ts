@@ -20,7 +20,8 @@ import { createRefusalReports } from './refusal-reports';
 
 export type RateLimiters = Record<RateLimitName, RequestHandler>;
 
-const passThrough: RequestHandler = function noRateLimit(_req, _res, next) {
+/** A limit that is off: routes leave it out rather than call it (rateLimits: false). */
+export const passThrough: RequestHandler = function noRateLimit(_req, _res, next) {
   next();
 };
 
