@@ -1,8 +1,11 @@
 // The body parsers of the OAuth endpoints: small bodies only, a form or JSON as each endpoint's RFC allows.
 import express, { type RequestHandler } from 'express';
 import { OAuthError } from '../errors';
+import { createFormReader, isPlainForm } from './read-form';
 
 const BODY_LIMIT = '16kb';
+const BODY_LIMIT_BYTES = 16 * 1024;
+const MAX_PARAMETERS = 50;
 
 export interface BodyParsers {
   /** application/x-www-form-urlencoded: the browser forms (sign-in, consent). */
@@ -15,12 +18,14 @@ export interface BodyParsers {
 
 export function createBodyParsers(): BodyParsers {
   const json = express.json({ limit: BODY_LIMIT, type: ['application/json', 'application/*+json'] });
-  const form = express.urlencoded({ extended: false, limit: BODY_LIMIT, parameterLimit: 50 });
+  const form = express.urlencoded({ extended: false, limit: BODY_LIMIT, parameterLimit: MAX_PARAMETERS });
+  const plainForm = createFormReader(MAX_PARAMETERS);
   return {
     form,
     // One parser, chosen by Content-Type, so the common form request does not also pass through the JSON parser's
     // type check.
     formOrJson: function parseFormOrJson(req, res, next) {
+      if (isPlainForm(req, BODY_LIMIT_BYTES)) return plainForm(req, res, next);
       if (req.is('application/x-www-form-urlencoded')) return form(req, res, next);
       json(req, res, next);
     },
