@@ -51,6 +51,8 @@ export async function seedFixtures(
   store: SqliteStore,
   signer: JwtSigner,
   counts: { freshTokens: number; refreshTokens: number; codes: number; fillerGrants: number },
+  /** Whose grants they are: the reference app's rows need a user of its own. */
+  userId = 'bench-user',
 ): Promise<Fixtures> {
   const now = Date.now();
   const clientId = `bench-${randomUUID()}`;
@@ -71,7 +73,7 @@ export async function seedFixtures(
   const grant = (grantId = timeOrderedId()) => ({
     grantId,
     clientId,
-    userId: 'bench-user',
+    userId,
     scopes: ['fakture:read', 'clients:read'],
     resource: RESOURCE,
     createdAt: now,
@@ -86,7 +88,7 @@ export async function seedFixtures(
   const sign = () =>
     signer.signAccessToken({
       issuer: ISSUER,
-      subject: 'bench-user',
+      subject: userId,
       audience: RESOURCE,
       clientId,
       scope: 'fakture:read clients:read',

@@ -13,7 +13,8 @@ export interface Server {
 
 const TASKSET = existsSync('/usr/bin/taskset');
 // BENCH_NODE_ARGS: more arguments for node in every server, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof" (each server
-// writes a V8 CPU profile there when it stops) or "--trace-gc" (with BENCH_SERVER_OUTPUT, a file for what they print).
+// writes a V8 CPU profile there when it stops) or "--trace-gc" (with BENCH_SERVER_OUTPUT, a file for what they print
+// on stdout).
 const NODE_ARGS = (process.env.BENCH_NODE_ARGS ?? '').split(/\s+/).filter(Boolean);
 const OUTPUT = process.env.BENCH_SERVER_OUTPUT;
 
@@ -22,15 +23,21 @@ export async function startServer(mode: string, env: Record<string, string>): Pr
   const script = join(__dirname, 'server.js');
   const node = [...NODE_ARGS, script];
   const command = TASKSET ? ['taskset', ['-c', '0', process.execPath, ...node]] : [process.execPath, node];
+  // What a server prints on stdout (the reference app's JSON logs, a line or two per request) goes to /dev/null, as
+  // to a log file: read here, it would cost the load side CPU in the target's rounds and not in the baseline's.
   const child = spawn(command[0] as string, command[1] as string[], {
     env: { ...process.env, ...env, BENCH_MODE: mode },
+    stdio: ['ignore', OUTPUT ? 'pipe' : 'ignore', 'pipe'],
   });
+  if (OUTPUT)
+    createInterface({ input: child.stdout! }).on('line', (line) =>
+      appendFileSync(OUTPUT, `${mode} ${child.pid}: ${line}\n`),
+    );
   let stderr = '';
-  child.stderr!.on('data', (chunk) => (stderr += chunk));
   const port = await new Promise<number>((resolve, reject) => {
-    createInterface({ input: child.stdout! }).on('line', (line) => {
-      if (OUTPUT) appendFileSync(OUTPUT, `${mode} ${child.pid}: ${line}\n`);
-      if (line.startsWith('READY ')) resolve(Number(line.slice(6)));
+    createInterface({ input: child.stderr! }).on('line', (line) => {
+      if (line.startsWith('READY ')) return resolve(Number(line.slice(6)));
+      if (stderr.length < 100_000) stderr += `${line}\n`;
     });
     child.once('exit', (code) => reject(new Error(`bench server ${mode} exited with ${code}: ${stderr}`)));
   });

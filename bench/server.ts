@@ -1,10 +1,13 @@
-// One bench server per process, chosen by BENCH_MODE; prints "READY <port>" once it listens on 127.0.0.1.
+// One bench server per process, chosen by BENCH_MODE; prints "READY <port>" on stderr once it listens on 127.0.0.1
+// (stdout is the app's logs, which the load side does not read).
 //   oauth        the OAuth router on SQLite, POST /data behind requireBearer (BENCH_DB, BENCH_KEY), and in the same
 //                app the baselines: POST /open with no auth, GET /static (a static JSON document)
 //   verify-only  POST /data that does nothing but verify the ES256 access token (BENCH_KEY)
 //   crypto-only  POST /op that does the least a grant must: one ES256 signature, one SHA-256, one insert
 //   app          the reference app (BENCH_APP_DB, BENCH_KEY): its /mcp and OAuth endpoints
 //   sdk-router, sdk-reused, bare-ping  the MCP SDK baselines of sdk-baselines.ts
+//   oidc-provider  panva's oidc-provider in memory (oidc-provider-baseline.ts), its token endpoint at /token
+//                (BENCH_KEY; BENCH_OIDC_CODES codes and BENCH_OIDC_REFRESH refresh tokens seeded at startup)
 import { createPublicKey, createPrivateKey, randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -17,6 +20,7 @@ import type * as ConfigModule from '../example-app/config';
 import type * as OpenModule from '../example-app/db/open';
 import type * as ServerModule from '../example-app/mcp/server';
 import type * as BaselinesModule from './sdk-baselines';
+import type * as OidcProviderModule from './oidc-provider-baseline';
 import { ISSUER, RESOURCE } from './fixtures';
 
 const mode = process.env.BENCH_MODE ?? 'plain';
@@ -124,13 +128,20 @@ async function build(): Promise<express.Express> {
     );
   }
   if (mode === 'bare-ping') return (require('./sdk-baselines') as typeof BaselinesModule).barePingApp();
+  if (mode === 'oidc-provider') {
+    const { oidcProviderApp } = require('./oidc-provider-baseline') as typeof OidcProviderModule;
+    return oidcProviderApp(keyPem, {
+      codes: Number(process.env.BENCH_OIDC_CODES ?? 0),
+      refreshTokens: Number(process.env.BENCH_OIDC_REFRESH ?? 0),
+    });
+  }
   throw new Error(`unknown BENCH_MODE ${mode}`);
 }
 
 build().then((app) => {
   const server = app.listen(0, '127.0.0.1', () => {
     const address = server.address();
-    console.log(`READY ${typeof address === 'object' && address ? address.port : 0}`);
+    process.stderr.write(`READY ${typeof address === 'object' && address ? address.port : 0}\n`);
   });
   server.keepAliveTimeout = 60_000;
 });
