@@ -32,26 +32,23 @@ export function createAuditLog(db: AppDb, logger: Logger, retentionMs: number): 
   let writing: Promise<void> = Promise.resolve();
   let scheduled = false;
 
-  const write = async (events: OAuthEvent[]) => {
-    await db.transaction(async (tx) => {
-      for (const { type, time, clientId, userId, grantId, address, requestId, ...detail } of events) {
-        await tx.run(
-          `INSERT INTO audit_events (time, type, client_id, user_id, grant_id, address, request_id, detail)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-          [
-            time,
-            type,
-            clientId ?? null,
-            userId ?? null,
-            grantId ?? null,
-            address ?? null,
-            requestId ?? null,
-            JSON.stringify(detail),
-          ],
-        );
-      }
-    });
-  };
+  // One statement per event, all in one go: on SQLite a single synchronous transaction, so the token requests'
+  // store calls never queue behind an audit write that awaits its own inserts one by one.
+  const write = (events: OAuthEvent[]) =>
+    db.runMany(
+      `INSERT INTO audit_events (time, type, client_id, user_id, grant_id, address, request_id, detail)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+      events.map(({ type, time, clientId, userId, grantId, address, requestId, ...detail }) => [
+        time,
+        type,
+        clientId ?? null,
+        userId ?? null,
+        grantId ?? null,
+        address ?? null,
+        requestId ?? null,
+        JSON.stringify(detail),
+      ]),
+    );
   const drain = () => {
     scheduled = false;
     const events = queue;

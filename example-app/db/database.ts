@@ -18,6 +18,12 @@ export interface AppDb {
   insert(sql: string, params?: Params): Promise<number>;
   /** Runs `work` in one transaction (BEGIN IMMEDIATE on SQLite); nested calls join the outer one. */
   transaction<T>(work: (tx: AppDb) => Promise<T>): Promise<T>;
+  /**
+   * Runs one statement for each list of parameters, all or none: on SQLite in a single turn of the connection (one
+   * synchronous transaction, so no request's statement waits behind it while it awaits), on PostgreSQL in a
+   * transaction.
+   */
+  runMany(sql: string, rows: ReadonlyArray<Params>): Promise<void>;
 }
 
 /** Prepared statements kept per connection: the services' SQL is a few dozen strings, built from constants. */
@@ -41,6 +47,13 @@ export function sqliteAppDb(db: SqliteDatabase, gate: ConnectionGate): AppDb {
     get: (sql, params = []) => gate.turn(() => prepare(sql).get(...params) as never),
     run: (sql, params = []) => gate.turn(() => prepare(sql).run(...params).changes),
     insert: (sql, params = []) => gate.turn(() => Number((prepare(sql).get(...params) as { id: number }).id)),
+    runMany: (sql, rows) =>
+      gate.turn(() => {
+        const statement = prepare(sql);
+        db.transaction(() => {
+          for (const params of rows) statement.run(...params);
+        })();
+      }),
     transaction: (work) =>
       gate.exclusive(async () => {
         db.exec('BEGIN IMMEDIATE');
@@ -62,6 +75,10 @@ export function sqliteAppDb(db: SqliteDatabase, gate: ConnectionGate): AppDb {
     get: async (sql, params = []) => prepare(sql).get(...params) as never,
     run: async (sql, params = []) => prepare(sql).run(...params).changes,
     insert: async (sql, params = []) => Number((prepare(sql).get(...params) as { id: number }).id),
+    runMany: async (sql, rows) => {
+      const statement = prepare(sql);
+      for (const params of rows) statement.run(...params);
+    },
     transaction: (work) => work(inside),
   };
   return appDb;
@@ -89,6 +106,10 @@ export function postgresAppDb(pool: Pool): AppDb {
       get: async (sql, params) => (await query(sql, params)).rows[0] as never,
       run: async (sql, params) => (await query(sql, params)).rowCount ?? 0,
       insert: async (sql, params) => Number((await query(sql, params)).rows[0].id),
+      runMany: (sql, rows) =>
+        self.transaction(async (tx) => {
+          for (const params of rows) await tx.run(sql, params);
+        }),
       async transaction(work) {
         if (target !== pool) return work(self);
         const client = await pool.connect();
