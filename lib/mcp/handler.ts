@@ -136,6 +136,10 @@ export function createMcpHandler(options: McpHandlerOptions): RequestHandler {
       );
     };
     await server.connect(transport);
+    // The SDK's event stream says Connection: keep-alive whatever the request said; a client that asked to close gets
+    // its connection closed once the answer is out (RFC 9112 §9.6).
+    if (/(?:^|,)[ \t]*close[ \t]*(?:,|$)/i.test(req.headers.connection ?? ''))
+      res.once('finish', () => req.socket.end());
     // The SDK is handed the value the gate checked: it never reads or parses the body itself.
     await transport.handleRequest(req, res, body);
     await server.close();

@@ -67,13 +67,31 @@ export const isRequest = (message: unknown) => {
   return method !== undefined && id !== undefined;
 };
 
-/** Request headers as the SDK's transport shows them to handlers (extra.requestInfo): lowercased names. */
+/**
+ * What the SDK's transport tells handlers of the request (extra.requestInfo), built when a handler reads it: the
+ * headers as a Web Headers object lists them (lowercase names in order, repeated ones joined with ', ') and the URL
+ * with the scheme of the connection.
+ */
 function requestInfo(req: IncomingMessage): MessageExtra['requestInfo'] {
+  let headers: Record<string, string> | undefined;
   let url: URL | undefined;
   return {
-    headers: req.headers,
+    get headers() {
+      if (headers === undefined) {
+        const joined = new Map<string, string>();
+        const raw = req.rawHeaders;
+        for (let i = 0; i < raw.length; i += 2) {
+          const name = raw[i]!.toLowerCase();
+          const previous = joined.get(name);
+          joined.set(name, previous === undefined ? raw[i + 1]! : `${previous}, ${raw[i + 1]!}`);
+        }
+        headers = Object.fromEntries([...joined].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+      }
+      return headers;
+    },
     get url() {
-      url ??= new URL(req.url ?? '/', `http://${req.headers.host ?? 'localhost'}`);
+      const scheme = (req.socket as { encrypted?: boolean }).encrypted ? 'https' : 'http';
+      url ??= new URL(req.url ?? '/', `${scheme}://${req.headers.host ?? 'localhost'}`);
       return url;
     },
   };
@@ -109,9 +127,18 @@ export function createLeanTransport(): LeanTransport {
         }
         return Promise.resolve();
       }
-      // A server-to-client request (sampling, elicitation, roots) is refused at once, so the tool fails fast: the
-      // client's answer would come on another HTTP request, to another pooled server, and never reach the tool.
-      if (isRequest(message)) return Promise.reject(new Error(NO_REQUESTS_TO_CLIENT));
+      // A server-to-client request (sampling, elicitation, roots) is answered at once with an error, so the tool
+      // fails fast: the client's answer would come on another HTTP request, to another pooled server, and never reach
+      // the tool. Answered through the server's own message handling, so that it forgets the request (a rejected
+      // send would leave its response handler behind on a server that stays connected).
+      if (isRequest(message)) {
+        const { id } = message as { id: string | number };
+        const deliver = transport.onmessage;
+        queueMicrotask(() =>
+          deliver?.({ jsonrpc: '2.0', id, error: { code: -32601, message: NO_REQUESTS_TO_CLIENT } }),
+        );
+        return Promise.resolve();
+      }
       // A notification (progress, logging) has no place in a JSON answer, which holds responses only
       // (the Streamable HTTP transport's JSON mode drops them too).
       return Promise.resolve();

@@ -35,10 +35,13 @@ export function checkVersion(
 ): void {
   const initialize = messages.find((message) => (message as { method?: unknown }).method === 'initialize');
   let version: unknown;
+  // supported[0] is the SDK's latest version (SUPPORTED_PROTOCOL_VERSIONS lists it first).
   if (initialize !== undefined) {
     if (messages.length > 1)
       throw new McpRequestError(400, -32600, 'Invalid Request: Only one initialization request is allowed');
-    version = (initialize as { params?: { protocolVersion?: unknown } }).params?.protocolVersion;
+    // The version the server will answer with: the one asked for when it supports it, else its latest.
+    const asked = (initialize as { params?: { protocolVersion?: unknown } }).params?.protocolVersion;
+    version = supported.includes(asked as string) ? asked : supported[0];
   } else {
     // Node joins a repeated header with ', ', which names no version: refused, as the SDK's Headers would have it.
     const raw = req.headers['mcp-protocol-version'];
@@ -51,7 +54,7 @@ export function checkVersion(
       );
     version = header ?? DEFAULT_VERSION;
   }
-  if (Array.isArray(body) && typeof version === 'string' && version >= NO_BATCHES_FROM)
+  if (Array.isArray(body) && (version as string) >= NO_BATCHES_FROM)
     throw new McpRequestError(
       400,
       -32600,
