@@ -14,6 +14,8 @@ export interface ConnectionGate {
   exclusive<T>(work: () => Promise<T>): Promise<T>;
   /** Runs a statement in its turn: after any transaction under way or waiting. */
   turn<T>(work: () => T): Promise<T>;
+  /** Whether no transaction is under way or waiting: a statement may run now, without a turn. */
+  idle(): boolean;
 }
 
 export function createConnectionGate(): ConnectionGate {
@@ -37,6 +39,7 @@ export function createConnectionGate(): ConnectionGate {
 
   return {
     exclusive,
+    idle: () => queued === 0,
     turn(work) {
       if (queued > 0) return exclusive(async () => work());
       // Nothing holds the connection or waits for it: a statement runs at once (it is synchronous, so nothing can

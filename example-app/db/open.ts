@@ -93,8 +93,14 @@ function inTurn(store: OAuthStore, gate: ConnectionGate): OAuthStore {
     gated[name] =
       typeof value === 'function'
         ? (...args: unknown[]) =>
-            // Boxed, so that the turn ends when the call returns rather than when its promise settles.
-            gate.turn(() => ({ result: value.apply(store, args) as unknown })).then(({ result }) => result)
+            // With no transaction under way or waiting the call runs now, as the store's own (the router awaits a
+            // value or a promise alike). Otherwise it is boxed, so that its turn ends when the call returns rather
+            // than when its promise settles.
+            gate.idle()
+              ? value.apply(store, args)
+              : gate
+                  .turn(() => ({ result: value.apply(store, args) as unknown }))
+                  .then(({ result }) => result)
         : value;
   }
   return gated as unknown as OAuthStore;
