@@ -84,8 +84,18 @@ test('a body a parser in front already read is left as it is', async () => {
 test('a body cut off before its end is refused with 400, not left waiting', async () => {
   let refused!: (status: number) => void;
   const seen = new Promise<number>((resolve) => (refused = resolve));
+  let received!: () => void;
+  const partRead = new Promise<void>((resolve) => (received = resolve));
   const app = express();
-  app.post('/', createFormReader(50), (_req, res) => res.json({}));
+  app.post(
+    '/',
+    (req, _res, next) => {
+      req.once('data', () => received());
+      next();
+    },
+    createFormReader(50),
+    (_req, res) => res.json({}),
+  );
   app.use(((error, _req, res, _next) => {
     refused(error.status);
     res.status(error.status).end();
@@ -95,8 +105,8 @@ test('a body cut off before its end is refused with 400, not left waiting', asyn
     const head =
       'POST / HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 100\r\n\r\n';
     const cut = stall(host.port, head, 'a=1');
-    // The part was read once the server saw it; the client then goes away.
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    // Once the server has read the part, the client goes away.
+    await partRead;
     cut.socket.destroy();
     expect(await seen).toBe(400);
   } finally {
