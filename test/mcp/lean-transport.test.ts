@@ -18,6 +18,7 @@ import { createMcpHandler, type McpHandlerOptions } from '../../lib';
 import { NO_REQUESTS_TO_CLIENT } from '../../lib/mcp/lean-transport';
 import type { AuthenticatedRequest, BearerAuth } from '../../lib/middleware/bearer';
 import { stall } from '../helpers/raw-http';
+import { gate, type Gate } from '../helpers/gate';
 
 const SEED = Number(process.env.LEAN_SEED ?? 20261126);
 const RUNS = Number(process.env.LEAN_RUNS ?? 150);
@@ -40,16 +41,6 @@ const withAuth: RequestHandler = (req, _res, next) => {
   (req as AuthenticatedRequest).auth = AUTH;
   next();
 };
-
-/** A gate the `hold` tool waits on until the test opens it; `entered` resolves once a call waits there. */
-function gate() {
-  let open!: () => void;
-  let enter!: () => void;
-  const wait = new Promise<void>((resolve) => (open = resolve));
-  const entered = new Promise<void>((resolve) => (enter = resolve));
-  return { wait, open, entered, enter };
-}
-type Gate = ReturnType<typeof gate>;
 
 const text = (value: string) => ({ content: [{ type: 'text' as const, text: value }] });
 /** Event-loop turns: a call that answers after its batch's later requests, without a timer. */

@@ -8,6 +8,7 @@ import { forgetSession } from '../../lib/mcp/session-state';
 import { createServerPool, PoolBusyError } from '../../lib/mcp/server-pool';
 import { createTestServer, obtainTokens, type TestServer } from '../helpers/oauth-app';
 import { exchange, listenOnLoopback, stall } from '../helpers/raw-http';
+import { gate, type Gate } from '../helpers/gate';
 
 let oauth: TestServer;
 let reader: string;
@@ -18,16 +19,6 @@ beforeAll(async () => {
   writer = (await obtainTokens(oauth, {}, { scope: 'user:read company:write' })).tokens.access_token;
 });
 afterAll(() => oauth.close());
-
-/** A gate a tool waits on, opened by the test; `entered` resolves when a tool has started waiting. */
-function gate() {
-  let open!: () => void;
-  let enter!: () => void;
-  const wait = new Promise<void>((resolve) => (open = resolve));
-  const entered = new Promise<void>((resolve) => (enter = resolve));
-  return { wait, open, entered, enter };
-}
-type Gate = ReturnType<typeof gate>;
 
 const ran: string[] = [];
 function businessServer(hold?: Gate) {
