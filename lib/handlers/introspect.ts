@@ -8,6 +8,7 @@ import { boundKeyOf, successorOf } from '../crypto/refresh-token';
 import type { ClientRecord } from '../store/types';
 import { authenticateClient, type ClientAuthenticationDeps } from './client-authentication';
 import { findToken, type FoundToken, type TokenLookupDeps } from './token-lookup';
+import { writeJson } from '../util/json-response';
 import { readParam, requireParam } from '../util/params';
 
 /** RFC 7662 §2.2: an inactive token gets this and nothing more, whatever the reason. */
@@ -35,7 +36,7 @@ export function introspectHandler(
     });
     res.setHeader('Cache-Control', 'no-store');
     res.setHeader('Pragma', 'no-cache');
-    res.status(200).json(answer);
+    writeJson(res, 200, answer);
   });
 }
 

@@ -23,7 +23,8 @@ export function revokeHandler(
       await ctx.revokeGrant(owner.grantId, { by: 'client', req, clientId: owner.clientId });
     }
     // RFC 7009 §2.2: unknown, expired and already revoked tokens are answered 200 as well.
+    res.statusCode = 200;
     res.setHeader('Cache-Control', 'no-store');
-    res.status(200).end();
+    res.end();
   });
 }

@@ -13,6 +13,7 @@ import { issueClientCredentialsToken } from './client-credentials';
 import { issueIdJagToken } from './jwt-bearer';
 import { JWT_BEARER_GRANT } from '../grants/id-jag-options';
 import type { AuthorizationCodeRecord, ClientRecord, GrantRecord } from '../store/types';
+import { writeJson } from '../util/json-response';
 import { readParam, readResource, requireParam } from '../util/params';
 import { parseScope } from '../util/scopes';
 
@@ -88,15 +89,10 @@ async function answerTokenRequest(ctx: TokenDeps, req: Request, res: Response): 
   // §8.2: with nonces on, every answer carries the current one, so a client need not be refused to learn the next.
   const nonces = ctx.config.dpop?.nonces;
   if (nonces) res.setHeader('DPoP-Nonce', nonces.current());
-  // RFC 6749 §5.1: responses with tokens must not be cached. Written directly: an ETag (which res.json would hash
-  // the body for) means nothing on a response that is never cached.
-  const json = Buffer.from(JSON.stringify(body));
-  res.statusCode = 200;
+  // RFC 6749 §5.1: responses with tokens must not be cached.
   res.setHeader('Cache-Control', 'no-store');
   res.setHeader('Pragma', 'no-cache');
-  res.setHeader('Content-Type', 'application/json; charset=utf-8');
-  res.setHeader('Content-Length', json.length);
-  res.end(json);
+  writeJson(res, 200, body);
 }
 
 async function exchangeCode(

@@ -1,11 +1,13 @@
 // The one place where errors become responses: a redirect back to the client once its redirect URI is trusted,
 // an HTML page for the browser before that, JSON (RFC 6749 §5.2) everywhere else.
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ErrorRequestHandler, Request } from 'express';
 import { OAuthError, isOAuthError } from '../errors';
 import type { OAuthConfig } from '../options';
 import type { Pages } from '../pages';
 import { clientRedirect, type RedirectTarget } from '../util/redirect-uri';
 import { isStoreUnavailable } from '../store/unavailable';
+import { writeJson } from '../util/json-response';
 
 /** Set on res.locals by the authorization endpoint once client_id and redirect_uri are verified. */
 /** Body-parser failures are the client's fault: say so in OAuth terms instead of answering 500. */
@@ -46,16 +48,21 @@ export function storeUnavailable(cause: unknown): OAuthError {
   );
 }
 
-function toOAuthError(error: unknown, req: Request, config: OAuthConfig): OAuthError {
+/** Any error as the OAuth error it is answered with; what is not the client's fault is reported to onError. */
+export function toOAuthError(
+  error: unknown,
+  req: IncomingMessage,
+  config: Pick<OAuthConfig, 'onError'>,
+): OAuthError {
   if (isOAuthError(error)) return error;
   const parsed = error && typeof error === 'object' ? fromBodyParser(error) : undefined;
   if (parsed) return parsed;
   if (isStoreUnavailable(error)) {
     // Reported (an operator wants to know), but answered as what it is: a moment's outage, not a server bug.
-    config.onError(error, req);
+    config.onError(error, req as Request);
     return storeUnavailable(error);
   }
-  config.onError(error, req);
+  config.onError(error, req as Request);
   return new OAuthError('server_error', 'An unexpected error occurred; try again later.');
 }
 
@@ -87,12 +94,18 @@ export function createErrorHandler(config: OAuthConfig, pages: Pages): ErrorRequ
       // RFC 9700 §4.12: 303 after a form post, so the browser does not re-send the form to the client.
       return res.redirect(req.method === 'GET' ? 302 : 303, location);
     }
-    for (const [name, value] of Object.entries(oauthError.headers)) res.setHeader(name, value);
     if (res.locals.oauthPage) {
+      for (const [name, value] of Object.entries(oauthError.headers)) res.setHeader(name, value);
       const page = { status: oauthError.status, error: oauthError.code, description: oauthError.description };
       return void pages.render(res, 'error', page, oauthError.status).catch(next);
     }
-    res.setHeader('Cache-Control', 'no-store');
-    res.status(oauthError.status).json(oauthError.toJSON());
+    sendOAuthError(res, oauthError);
   };
+}
+
+/** RFC 6749 §5.2: the error as JSON, with its own headers (Retry-After, WWW-Authenticate), never cached. */
+export function sendOAuthError(res: ServerResponse, error: OAuthError): void {
+  for (const [name, value] of Object.entries(error.headers)) res.setHeader(name, value);
+  res.setHeader('Cache-Control', 'no-store');
+  writeJson(res, error.status, error.toJSON());
 }

@@ -4,7 +4,7 @@ import { OAuthError } from '../errors';
 import { createFormReader, isPlainForm } from './read-form';
 
 const BODY_LIMIT = '16kb';
-const BODY_LIMIT_BYTES = 16 * 1024;
+export const BODY_LIMIT_BYTES = 16 * 1024;
 const MAX_PARAMETERS = 50;
 
 export interface BodyParsers {

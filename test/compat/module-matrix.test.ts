@@ -33,9 +33,15 @@ function hostProject(expressDir: string): string {
 async function startHost(
   dir: string,
   script: string,
+  fastPath: boolean,
 ): Promise<{ child: ChildProcess; url: string; express: string }> {
   const child = spawn(process.execPath, [join(dir, script)], {
-    env: { ...process.env, USER_EMAIL: USER.email, USER_PASSWORD: USER.password },
+    env: {
+      ...process.env,
+      USER_EMAIL: USER.email,
+      USER_PASSWORD: USER.password,
+      FAST_PATH: fastPath ? '1' : '0',
+    },
   });
   let stderr = '';
   child.stderr!.on('data', (chunk) => (stderr += chunk));
@@ -54,13 +60,14 @@ describe('Express 4 and 5, CommonJS and ES modules', () => {
   }, 120_000);
   afterAll(() => Object.values(projects).forEach((dir) => rmSync(dir, { recursive: true, force: true })));
 
+  // Each Express and each module system once with the router alone, once with oauth.fastPath in front of the app.
   test.each([
-    ['4', 'app.cjs'],
-    ['4', 'app.mjs'],
-    ['5', 'app.cjs'],
-    ['5', 'app.mjs'],
-  ])('Express %s, %s: the whole journey works', async (major, script) => {
-    const host = await startHost(projects[major]!, script);
+    ['4', 'app.cjs', 'the router'],
+    ['4', 'app.mjs', 'fastPath'],
+    ['5', 'app.cjs', 'fastPath'],
+    ['5', 'app.mjs', 'the router'],
+  ])('Express %s, %s, %s: the whole journey works', async (major, script, served) => {
+    const host = await startHost(projects[major]!, script, served === 'fastPath');
     try {
       expect(host.express.split('.')[0]).toBe(major);
       const result = await runOpenidClientJourney(host.url, USER.email, USER.password);
@@ -74,6 +81,10 @@ describe('Express 4 and 5, CommonJS and ES modules', () => {
         headers: { Authorization: `Bearer ${result.accessToken}` },
       });
       expect(refused.status).toBe(401);
+      // The token requests (code, refresh, the refresh after revocation) and the revocation went the way named.
+      const { fast } = (await (await fetch(`${host.url}/fast-count`)).json()) as { fast: number };
+      if (served === 'fastPath') expect(fast).toBeGreaterThanOrEqual(4);
+      else expect(fast).toBe(0);
     } finally {
       host.child.kill();
     }

@@ -11,6 +11,7 @@ import { createSqliteStore, type SqliteStore } from '../../lib/store/sqlite';
 import type { OAuthStore } from '../../lib/store/types';
 import type { AuthenticatedRequest } from '../../lib/middleware/bearer';
 import { createFakeClock, type FakeClock } from './clock';
+import { registerFastPath } from './fast-path';
 import { pkcePair } from './pkce';
 import { BUSINESS_SCOPES } from '../../example-app/scopes';
 
@@ -61,6 +62,7 @@ export function mountTestApp(
   app.get('/mcp/invoices', oauth.requireBearer({ scopes: ['fakture:read'] }), (_req, res) => {
     res.json({ invoices: [] });
   });
+  registerFastPath(app, oauth);
   return { app, oauth, signer };
 }
 

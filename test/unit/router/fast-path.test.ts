@@ -1,0 +1,298 @@
+// oauth.fastPath(app): which requests it takes and which it leaves to the app untouched, what runs before the
+// endpoint, the client's address as Express would give it, failures, and (a property) the same answer as the router
+// for the same bytes.
+import type { RequestListener } from 'node:http';
+import express from 'express';
+import fc from 'fast-check';
+import type { OAuthEvent } from '../../../lib/events';
+import { createSqliteStore } from '../../../lib/store/sqlite';
+import { createFakeClock } from '../../helpers/clock';
+import { mountTestApp } from '../../helpers/oauth-app';
+import { exchange, listenOnLoopback, type RawAnswer } from '../../helpers/raw-http';
+import type { NodeMiddleware } from '../../../lib/router/fast-path';
+
+const TOKEN = '/v1/oauth/token';
+
+/** A test app on a fresh in-memory store, its events, and what reached Express (method, url, the body it read). */
+function setUp(options: Parameters<typeof mountTestApp>[2] = {}) {
+  const clock = createFakeClock(Date.parse('2026-11-26T12:00:00Z'));
+  const store = createSqliteStore(':memory:', { now: clock.now });
+  const events: OAuthEvent[] = [];
+  const errors: unknown[] = [];
+  const { app, oauth } = mountTestApp(store, clock, {
+    onEvent: (event) => void events.push(event),
+    onError: (error) => void errors.push(error),
+    ...options,
+  });
+  const reachedApp: Array<{ method: string; url: string; body: string }> = [];
+  const host = express();
+  host.use((req, res, next) => {
+    // In front of the app, the body as Express would first see it: unread by the fast path.
+    if (req.url.startsWith('/echo') || req.headers['x-echo']) {
+      const chunks: Buffer[] = [];
+      req.on('data', (chunk: Buffer) => chunks.push(chunk));
+      req.on('end', () => {
+        const body = Buffer.concat(chunks).toString('latin1');
+        reachedApp.push({ method: req.method, url: req.url, body });
+        res.json({ echoed: body });
+      });
+      return;
+    }
+    next();
+  });
+  host.use(app);
+  return { host, app, oauth, events, errors, reachedApp, close: () => store.close() };
+}
+
+const form = (path: string, body: string, headers: Record<string, string> = {}) => {
+  const fields = { 'Content-Type': 'application/x-www-form-urlencoded', ...headers };
+  const lines = Object.entries(fields).map(([name, value]) => `${name}: ${value}\r\n`);
+  return [
+    `POST ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n${lines.join('')}` +
+      `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n`,
+    body,
+  ] as const;
+};
+
+async function send(listener: RequestListener, head: string, body = ''): Promise<RawAnswer> {
+  const server = await listenOnLoopback(listener);
+  try {
+    return await exchange(server.port, head, body);
+  } finally {
+    server.close();
+  }
+}
+
+describe('arguments', () => {
+  test.each([
+    ['no app', [undefined], /pass your app/],
+    ['an object for an app', [{}], /pass your app/],
+    ['before that is not a list', [() => undefined, { before: () => undefined }], /before must be an array/],
+    ['before with a non-function', [() => undefined, { before: [1] }], /before must be an array/],
+  ])('%s: a TypeError that says how to fix it', (_name, args, message) => {
+    const { oauth, close } = setUp();
+    expect(() => (oauth.fastPath as (...a: unknown[]) => unknown)(...args)).toThrow(message);
+    close();
+  });
+});
+
+describe('what goes to the app untouched, body unread', () => {
+  const body = 'grant_type=refresh_token&client_id=abc&refresh_token=xyz';
+  test.each([
+    ['another path', form('/echo', body)],
+    ['a query string', form(`${TOKEN}?x=1`, body, { 'X-Echo': '1' })],
+    ['a trailing slash', form(`${TOKEN}/`, body, { 'X-Echo': '1' })],
+    ['another case', form(TOKEN.toUpperCase(), body, { 'X-Echo': '1' })],
+    ['the absolute form of the target', form(`http://127.0.0.1${TOKEN}`, body, { 'X-Echo': '1' })],
+    [
+      'JSON',
+      form(TOKEN, '{"grant_type":"refresh_token"}', { 'Content-Type': 'application/json', 'X-Echo': '1' }),
+    ],
+    [
+      'a latin1 form',
+      form(TOKEN, body, {
+        'Content-Type': 'application/x-www-form-urlencoded; charset=latin1',
+        'X-Echo': '1',
+      }),
+    ],
+    ['a compressed body', form(TOKEN, body, { 'Content-Encoding': 'gzip', 'X-Echo': '1' })],
+  ])('%s', async (_name, [head, payload]) => {
+    const { host, oauth, reachedApp, events, close } = setUp();
+    const answer = await send(oauth.fastPath(host), head, payload);
+    expect(answer.status).toBe(200);
+    expect(JSON.parse(answer.body)).toEqual({ echoed: payload });
+    expect(reachedApp).toHaveLength(1);
+    expect(events).toEqual([]);
+    close();
+  });
+
+  test('a body of unknown length (chunked) and a GET go to the app', async () => {
+    const { host, oauth, reachedApp, close } = setUp();
+    const listener = oauth.fastPath(host);
+    const chunked = await send(
+      listener,
+      `POST ${TOKEN} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\nX-Echo: 1\r\n` +
+        'Content-Type: application/x-www-form-urlencoded\r\nTransfer-Encoding: chunked\r\n\r\n',
+      '5\r\na=b&c\r\n0\r\n\r\n',
+    );
+    expect(JSON.parse(chunked.body)).toEqual({ echoed: 'a=b&c' });
+    const get = await send(
+      listener,
+      `GET ${TOKEN} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\nX-Echo: 1\r\n\r\n`,
+    );
+    expect(get.status).toBe(200);
+    expect(reachedApp.map(({ method }) => method)).toEqual(['POST', 'GET']);
+    close();
+  });
+});
+
+describe('before', () => {
+  const refused = form(TOKEN, 'grant_type=refresh_token&client_id=nobody&refresh_token=x');
+
+  test('runs in order on the requests the fast path takes, and only on those', async () => {
+    const { host, oauth, events, close } = setUp();
+    const seen: string[] = [];
+    const mark =
+      (name: string): NodeMiddleware =>
+      (req, _res, next) => {
+        seen.push(`${name} ${req.url}`);
+        next();
+      };
+    const listener = oauth.fastPath(host, { before: [mark('a'), mark('b')] });
+    expect((await send(listener, ...refused)).status).toBe(401);
+    expect((await send(listener, ...form('/echo', 'x=1'))).status).toBe(200);
+    expect(seen).toEqual([`a ${TOKEN}`, `b ${TOKEN}`]);
+    expect(events.map(({ type }) => type)).toEqual(['token.refused']);
+    close();
+  });
+
+  test('one that answers stops the request before the endpoint (nothing read, no event)', async () => {
+    const { host, oauth, events, close } = setUp();
+    const deny: NodeMiddleware = (_req, res) => {
+      res.statusCode = 403;
+      res.end('no');
+    };
+    const answer = await send(oauth.fastPath(host, { before: [deny] }), ...refused);
+    expect(answer).toMatchObject({ status: 403, body: 'no' });
+    expect(events).toEqual([]);
+    close();
+  });
+
+  test('one that fails: 500 server_error in JSON, reported to onError, never the cause', async () => {
+    const { host, oauth, errors, close } = setUp();
+    const fail: NodeMiddleware = (_req, _res, next) => next(new Error('secret detail'));
+    const thrower: NodeMiddleware = () => {
+      throw new Error('thrown detail');
+    };
+    for (const step of [fail, thrower]) {
+      const answer = await send(oauth.fastPath(host, { before: [step] }), ...refused);
+      expect(answer.status).toBe(500);
+      expect(JSON.parse(answer.body)).toEqual({
+        error: 'server_error',
+        error_description: 'An unexpected error occurred; try again later.',
+      });
+      expect(answer.headers).toMatch(/cache-control: no-store/i);
+    }
+    expect(errors.map((error) => (error as Error).message)).toEqual(['secret detail', 'thrown detail']);
+    close();
+  });
+
+  test('a failure after the answer began: the connection is closed and the error reported', async () => {
+    const { host, oauth, errors, close } = setUp();
+    const halfway: NodeMiddleware = (_req, res, next) => {
+      res.writeHead(200, { 'Content-Length': '100' });
+      res.write('partial');
+      next(new Error('too late'));
+    };
+    const answer = await send(oauth.fastPath(host, { before: [halfway] }), ...refused);
+    // Never the 100 bytes announced: the client can tell the answer was cut off.
+    expect(answer.body.length).toBeLessThan(100);
+    expect(errors.map((error) => (error as Error).message)).toEqual(['too late']);
+    close();
+  });
+});
+
+describe("the client's address, as Express gives it (events, rate limits)", () => {
+  test.each([
+    ['no proxy trusted: the peer', undefined, '127.0.0.1'],
+    ['loopback trusted: X-Forwarded-For', 'loopback', '203.0.113.9'],
+  ])('%s', async (_name, trust, expected) => {
+    const { host, oauth, events, close } = setUp();
+    if (trust) host.set('trust proxy', trust);
+    const request = form(TOKEN, 'grant_type=refresh_token&client_id=nobody&refresh_token=x', {
+      'X-Forwarded-For': '203.0.113.9',
+    });
+    await send(oauth.fastPath(host), ...request);
+    await send(host, ...request);
+    expect(events.map(({ address }) => address)).toEqual([expected, expected]);
+    close();
+  });
+
+  test('with the limits on: counted by address, RateLimit headers, 429 in OAuth terms', async () => {
+    const { host, oauth, close } = setUp({ rateLimits: { token: { limit: 2, windowMs: 60_000 } } });
+    const listener = oauth.fastPath(host);
+    const request = form(TOKEN, 'grant_type=refresh_token&client_id=nobody&refresh_token=x');
+    const answers = [];
+    for (let i = 0; i < 3; i += 1) answers.push(await send(listener, ...request));
+    expect(answers.map(({ status }) => status)).toEqual([401, 401, 429]);
+    expect(answers[0]!.headers).toMatch(/^ratelimit: "token"; r=1; t=\d+$/im);
+    expect(answers[0]!.headers).toMatch(/^ratelimit-policy: "token"; q=2; w=60/im);
+    expect(JSON.parse(answers[2]!.body)).toMatchObject({ error: 'too_many_requests' });
+    // The router's own path shares the counter: the same limit whichever dispatched the request.
+    expect((await send(host, ...request)).status).toBe(429);
+    close();
+  });
+});
+
+// The same bytes to the router through Express and through the fast path, one store behind both: the same status,
+// headers and body. The requests are refusals of every kind (they change nothing a later request would see), with
+// values a client chooses: grant types, parameters repeated or missing, control characters, __proto__, sizes.
+describe('property: the fast path answers as the router does', () => {
+  const value = fc.oneof(
+    fc.constantFrom(
+      'refresh_token',
+      'authorization_code',
+      'client_credentials',
+      'password',
+      '',
+      'x%00y',
+      '%0A',
+    ),
+    fc.string({ maxLength: 20 }).map(encodeURIComponent),
+  );
+  const name = fc.constantFrom(
+    'grant_type',
+    'client_id',
+    'refresh_token',
+    'code',
+    'code_verifier',
+    'redirect_uri',
+    'scope',
+    'resource',
+    'token',
+    'token_type_hint',
+    'client_secret',
+    '__proto__',
+    'constructor',
+  );
+  const pairs = fc.array(fc.tuple(name, value), { maxLength: 60 });
+  const path = fc.constantFrom(TOKEN, '/v1/oauth/revoke', '/v1/oauth/introspect');
+  const auth = fc.option(fc.constantFrom('Basic bm9ib2R5OnNlY3JldA==', 'Basic !!', 'Bearer x'), {
+    nil: undefined,
+  });
+
+  test('status, headers and body', async () => {
+    const { host, oauth, close } = setUp();
+    const fast = await listenOnLoopback(oauth.fastPath(host));
+    const plain = await listenOnLoopback(host);
+    const comparable = (answer: RawAnswer) => ({
+      status: answer.status,
+      body: answer.body,
+      // The date moves between the two requests; a request id would differ. Everything else must match.
+      headers: answer.headers
+        .split('\r\n')
+        .slice(1)
+        .filter((line) => !/^(date|x-powered-by|etag):/i.test(line))
+        .sort(),
+    });
+    try {
+      await fc.assert(
+        fc.asyncProperty(path, pairs, auth, async (target, fields, authorization) => {
+          const body = fields.map(([key, item]) => `${key}=${item}`).join('&');
+          const request = form(target, body, authorization ? { Authorization: authorization } : {});
+          const [a, b] = await Promise.all([
+            exchange(fast.port, ...request),
+            exchange(plain.port, ...request),
+          ]);
+          expect(comparable(a)).toEqual(comparable(b));
+          expect(a.status).not.toBe(500);
+        }),
+        { numRuns: 150 },
+      );
+    } finally {
+      fast.close();
+      plain.close();
+      close();
+    }
+  });
+});
