@@ -9,6 +9,7 @@
 //   oidc-provider  panva's oidc-provider in memory (oidc-provider-baseline.ts), its token endpoint at /token
 //                (BENCH_KEY; BENCH_OIDC_CODES codes and BENCH_OIDC_REFRESH refresh tokens seeded at startup)
 import { createPublicKey, createPrivateKey, randomBytes } from 'node:crypto';
+import { createServer, type RequestListener } from 'node:http';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import express, { type RequestHandler } from 'express';
@@ -31,7 +32,7 @@ const sendOk: RequestHandler = (_req, res) => {
   res.end(ok);
 };
 
-async function build(): Promise<express.Express> {
+async function build(): Promise<RequestListener> {
   const app = express();
   app.disable('x-powered-by');
   if (mode === 'oauth') {
@@ -102,7 +103,8 @@ async function build(): Promise<express.Express> {
         SIGNING_KEY: keyPem,
       }),
     );
-    return example.app;
+    // As server.ts runs it: the OAuth fast path in front of the Express app.
+    return example.listener;
   }
   if (mode === 'sdk-router' || mode === 'sdk-reused') {
     const { openAppDatabase } = require('../example-app/db/open') as typeof OpenModule;
@@ -138,8 +140,8 @@ async function build(): Promise<express.Express> {
   throw new Error(`unknown BENCH_MODE ${mode}`);
 }
 
-build().then((app) => {
-  const server = app.listen(0, '127.0.0.1', () => {
+build().then((listener) => {
+  const server = createServer(listener).listen(0, '127.0.0.1', () => {
     const address = server.address();
     process.stderr.write(`READY ${typeof address === 'object' && address ? address.port : 0}\n`);
   });

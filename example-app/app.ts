@@ -1,5 +1,6 @@
 // The reference app: the business service's MCP tool server, protected by express-mcp-oauth. SQLite by default;
 // PostgreSQL when DATABASE_URL is set, and Redis-backed rate limits when REDIS_URL is set.
+import type { RequestListener } from 'node:http';
 import express, { type ErrorRequestHandler, type Express } from 'express';
 import {
   createJwtSigner,
@@ -34,7 +35,13 @@ import type { AppMetrics } from './metrics';
 import type { DestinationStream, Logger } from 'pino';
 
 export interface ExampleApp {
+  /** The Express app: every route. */
   app: Express;
+  /**
+   * What the HTTP server runs: the OAuth router's fast path for the token, revocation and introspection endpoints
+   * (with this app's request log, metrics and Host check), and `app` for everything else.
+   */
+  listener: RequestListener;
   oauth: OAuthRouter;
   signer: JwtSigner;
   store: OAuthStore;
@@ -167,7 +174,8 @@ export async function createExampleApp(
   const app = express();
   app.disable('x-powered-by');
   // First, so that every line logged for a request (audit events included) carries its id.
-  app.use(requestLogger(logger));
+  const logRequests = requestLogger(logger);
+  app.use(logRequests);
   if (metrics) app.use(metrics.middleware);
   // Behind a load balancer, the client's address (for rate limits) is in X-Forwarded-For: trust that many hops.
   if (config.trustProxy !== undefined) app.set('trust proxy', config.trustProxy);
@@ -180,12 +188,11 @@ export async function createExampleApp(
     }),
   );
   // DNS rebinding protection before any route: the OAuth endpoints, the account pages and /mcp alike.
-  app.use(
-    checkHost(
-      [base.hostname, 'localhost', '127.0.0.1', '[::1]'],
-      `${base.origin}/.well-known/oauth-protected-resource${new URL(resource).pathname}`,
-    ),
+  const hostCheck = checkHost(
+    [base.hostname, 'localhost', '127.0.0.1', '[::1]'],
+    `${base.origin}/.well-known/oauth-protected-resource${new URL(resource).pathname}`,
   );
+  app.use(hostCheck);
   app.use(oauth);
   app.use(
     '/mcp',
@@ -244,8 +251,15 @@ export async function createExampleApp(
 
   const metricsUrl = metrics ? await metrics.listen(config.metricsPort!, config.metricsHost) : undefined;
 
+  // The token, revocation and introspection requests skip Express's per-request set-up; what runs in front of the
+  // router above runs on them too (the health routes serve other paths).
+  const listener = oauth.fastPath(app, {
+    before: [logRequests, ...(metrics ? [metrics.middleware] : []), hostCheck],
+  });
+
   return {
     app,
+    listener,
     oauth,
     ...(metrics ? { metrics: { url: metricsUrl!, registry: metrics.registry } } : {}),
     signer,

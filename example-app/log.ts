@@ -1,7 +1,7 @@
 // Structured JSON logs (pino): one line per request with its id, which every line logged for that request carries
 // too, audit events included. Never a header, a cookie or a query string: those carry tokens.
 import { randomUUID } from 'node:crypto';
-import type { RequestHandler } from 'express';
+import type { NodeMiddleware } from 'express-mcp-oauth';
 import pino, { type DestinationStream, type Logger } from 'pino';
 
 declare module 'node:http' {
@@ -53,7 +53,7 @@ const QUIET_PATHS = new Set(['/healthz', '/readyz']);
  * than with pino-http, whose per-request wrappers (a serializer view of the whole request and response) cost about
  * a tenth of a tool call's CPU for the same line.
  */
-export function requestLogger(logger: Logger): RequestHandler {
+export function requestLogger(logger: Logger): NodeMiddleware {
   return function logRequest(req, res, next) {
     const given = req.headers['x-request-id'];
     const id = typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
@@ -68,7 +68,7 @@ export function requestLogger(logger: Logger): RequestHandler {
       get: () => (child ??= logger.child({ reqId: id })),
       set: (value: Logger) => void (child = value),
     });
-    const path = req.url.split('?', 1)[0]!;
+    const path = (req.url ?? '').split('?', 1)[0]!;
     if (QUIET_PATHS.has(path)) return next();
     const method = req.method;
     const started = Date.now();

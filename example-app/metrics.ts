@@ -3,14 +3,15 @@
 // issued and refused by reason, rate-limit hits, active grants, and the store's latency per operation.
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { RequestHandler } from 'express';
-import type { OAuthEvent, OAuthStore } from 'express-mcp-oauth';
+import type { NodeMiddleware, OAuthEvent, OAuthStore } from 'express-mcp-oauth';
+import { pathOf } from './http/guards';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 
 export interface AppMetrics {
   registry: Registry;
   /** Counts and times each request, labelled by a fixed route name (never the raw path: no label explosion). */
-  middleware: RequestHandler;
+  /** Plain Node middleware, so that it runs on the requests the OAuth fast path serves too. */
+  middleware: NodeMiddleware;
   /** Turns audit events into counters (tokens issued and refused, rate-limit hits). */
   record(event: OAuthEvent): void;
   /** The store with each call timed. */
@@ -100,11 +101,12 @@ export function createAppMetrics(options: {
     registry,
     middleware: function measureRequests(req, res, next) {
       const started = process.hrtime.bigint();
-      const route = options.routeOf(req.path);
+      const route = options.routeOf(pathOf(req.url));
+      const method = req.method ?? '';
       res.once('finish', () => {
         const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-        requests.inc({ route, method: req.method, status: String(res.statusCode) });
-        duration.observe({ route, method: req.method }, seconds);
+        requests.inc({ route, method, status: String(res.statusCode) });
+        duration.observe({ route, method }, seconds);
       });
       next();
     },

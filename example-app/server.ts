@@ -1,4 +1,5 @@
 // Starts the reference app: `npm start`. Settings come from the environment (example-app/README.md lists them).
+import { createServer } from 'node:http';
 import { ConfigError, readConfig } from './config';
 import { createExampleApp } from './app';
 
@@ -13,8 +14,8 @@ async function main(): Promise<void> {
       'WARNING: CIMD_ALLOW_LOOPBACK=1: client metadata documents and JWKS may be fetched from loopback addresses. ' +
         'Use this for tests only, never in production.',
     );
-  const { app, close, description, metrics } = await createExampleApp(config);
-  const server = app.listen(config.port, () => {
+  const { listener, close, description, metrics } = await createExampleApp(config);
+  const server = createServer(listener).listen(config.port, () => {
     console.log(`Business service MCP server on ${config.baseUrl}/mcp (${description})`);
     if (metrics) console.log(`Prometheus metrics on ${metrics.url}`);
   });

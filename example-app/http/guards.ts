@@ -1,8 +1,8 @@
 // Guards every route of the app shares: the Host check (DNS rebinding) and the Bearer challenge the tool server
 // sends with each of its 401 and 403 answers (RFC 6750 §3, RFC 9728 §5.1), so a client always learns where to
 // authorize, whatever refused it.
-import type { Request, RequestHandler, Response } from 'express';
-import { OAuthError, refuseBearer } from 'express-mcp-oauth';
+import type { Response } from 'express';
+import { OAuthError, refuseBearer, type NodeMiddleware } from 'express-mcp-oauth';
 
 /**
  * Answers a refusal of the tool server with the library's Bearer refusal (the same challenge requireBearer and
@@ -22,14 +22,21 @@ export function refuseMcp(
   refuseBearer(res, resourceMetadata, new OAuthError(error, description, { status }), scope, dpop);
 }
 
+/** The path of a request's target, in origin form (`/mcp?x`) or absolute form (`http://host/mcp`) alike. */
+export function pathOf(url = ''): string {
+  if (url.startsWith('/')) return url.split('?', 1)[0]!;
+  return URL.canParse(url) ? new URL(url).pathname : url;
+}
+
 /**
  * DNS rebinding protection for every route: a request whose Host is not one of this server's names is refused
  * with 403 before anything runs (a page that rebinds its own name to 127.0.0.1 cannot reach the OAuth or account
- * routes either). Requests to the tool server get its Bearer challenge with the refusal.
+ * routes either). Requests to the tool server get its Bearer challenge with the refusal. Plain Node middleware, so
+ * that it guards the requests the OAuth fast path serves too.
  */
-export function checkHost(allowedHosts: readonly string[], resourceMetadata: string): RequestHandler {
+export function checkHost(allowedHosts: readonly string[], resourceMetadata: string): NodeMiddleware {
   const allowed = new Set(allowedHosts);
-  const isToolServer = (req: Request) => req.path === '/mcp' || req.path.startsWith('/mcp/');
+  const isToolServer = (path: string) => path === '/mcp' || path.startsWith('/mcp/');
   // Host headers already found allowed (a few: this server's names with their ports), so the check on every tool
   // call is one lookup instead of parsing a URL. Bounded, as a client chooses the port it writes there.
   const seen = new Set<string>();
@@ -44,7 +51,12 @@ export function checkHost(allowedHosts: readonly string[], resourceMetadata: str
     const header = req.headers.host ?? '';
     if (isAllowed(header)) return next();
     const description = `This server does not answer to the host ${header.slice(0, 100) || '(none)'}.`;
-    if (isToolServer(req)) return refuseMcp(res, 403, resourceMetadata, 'invalid_request', description);
-    res.status(403).json({ error: 'invalid_request', error_description: description });
+    // Only Express dispatches /mcp (the fast path serves the OAuth API alone), so the response has its helpers.
+    if (isToolServer(pathOf(req.url)))
+      return refuseMcp(res as Response, 403, resourceMetadata, 'invalid_request', description);
+    const body = JSON.stringify({ error: 'invalid_request', error_description: description });
+    res.statusCode = 403;
+    res.setHeader('Content-Type', 'application/json; charset=utf-8');
+    res.end(body);
   };
 }

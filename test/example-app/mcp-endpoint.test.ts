@@ -69,6 +69,29 @@ test('DNS rebinding: a request whose Host is not this server is refused, token o
   expect((await mcpPost(token).send(listTools)).status).toBe(200);
 });
 
+test('DNS rebinding: a token request the fast path takes (a plain form) is refused too, with its request id', async () => {
+  const form = 'grant_type=refresh_token&client_id=nobody&refresh_token=x';
+  const post = (host?: string) => {
+    const call = request(app.baseUrl)
+      .post('/v1/oauth/token')
+      .set('Content-Type', 'application/x-www-form-urlencoded')
+      .set('X-Request-Id', 'trace-7');
+    return (host ? call.set('Host', host) : call).send(form);
+  };
+  const refused = await post('rebound.attacker.example');
+  expect(refused.status).toBe(403);
+  expect(refused.body).toEqual({
+    error: 'invalid_request',
+    error_description: expect.stringMatching(/host/),
+  });
+  expect(refused.headers['x-request-id']).toBe('trace-7');
+  // The same request with this server's name reaches the endpoint: the client is unknown.
+  const answered = await post();
+  expect(answered.status).toBe(401);
+  expect(answered.body.error).toBe('invalid_client');
+  expect(answered.headers['x-request-id']).toBe('trace-7');
+});
+
 test.each([
   ['GET', '/.well-known/oauth-authorization-server'],
   ['POST', '/v1/oauth/token'],

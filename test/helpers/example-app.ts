@@ -51,7 +51,8 @@ export async function startExampleApp(
     }),
     extras,
   );
-  http.on('request', example.app);
+  // As server.ts serves it: the OAuth fast path in front of the Express app.
+  http.on('request', example.listener);
   const user = await createUser(example.db, APP_USER);
   const clients: Client[] = [];
 
