@@ -28,22 +28,6 @@ export function createGroupCommit(db: Database, now: () => number = Date.now): G
   let queue: Pending[] = [];
   let scheduled = false;
   let waitingSince: number | undefined;
-  // Optimistically, the batch's work one after the other, with no savepoint: a SAVEPOINT and a RELEASE per write cost
-  // about as much as the write itself, and the work of a batch (a code exchange, a rotation) almost never throws.
-  // When one does, the whole attempt is rolled back and the batch runs again below, each piece in its own savepoint.
-  // Running it again is safe: the work is statements on this connection alone, and the rollback undid all of them.
-  class WorkFailed {
-    constructor(readonly error: unknown) {}
-  }
-  const plain = db.transaction((items: Pending[]) =>
-    items.map((item) => {
-      try {
-        return { ok: true as const, value: item.work() };
-      } catch (error) {
-        throw new WorkFailed(error);
-      }
-    }),
-  );
   // Each piece of work in its own savepoint (better-sqlite3 nests a transaction function as a savepoint), so one that
   // throws is undone alone and the others still commit.
   const savepoint = db.transaction((work: () => unknown) => work());
@@ -81,12 +65,7 @@ export function createGroupCommit(db: Database, now: () => number = Date.now): G
     queue = [];
     let outcomes: ReturnType<typeof batch.immediate>;
     try {
-      try {
-        outcomes = plain.immediate(items);
-      } catch (error) {
-        if (!(error instanceof WorkFailed)) throw error;
-        outcomes = batch.immediate(items);
-      }
+      outcomes = batch.immediate(items);
     } catch (error) {
       // BEGIN or COMMIT failed (busy past the timeout, disk full, closed): nothing of the batch was written.
       for (const item of items) item.reject(error);

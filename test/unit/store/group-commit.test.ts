@@ -73,35 +73,6 @@ describe('group commit', () => {
     expect(rows()).toEqual(['a', 'c']);
   });
 
-  test('a batch is run once when nothing throws, and again from the start when something does', async () => {
-    const group = createGroupCommit(writer);
-    const runs: string[] = [];
-    // Each write answers the number of rows it sees after its insert: what it saw must be its batch's final run.
-    const counted = (name: string) => () => {
-      runs.push(name);
-      insert(name)();
-      return (writer.prepare('SELECT count(*) AS n FROM items').get() as { n: number }).n;
-    };
-    await expect(Promise.all([group.run(counted('a')), group.run(counted('b'))])).resolves.toEqual([1, 2]);
-    expect(runs).toEqual(['a', 'b']);
-    runs.length = 0;
-    const results = await Promise.allSettled([
-      group.run(counted('c')),
-      group.run(() => {
-        throw new Error('refused');
-      }),
-      group.run(counted('d')),
-    ]);
-    expect(results).toEqual([
-      { status: 'fulfilled', value: 3 },
-      { status: 'rejected', reason: new Error('refused') },
-      { status: 'fulfilled', value: 4 },
-    ]);
-    // The first attempt ran c and stopped at the refusal; its rollback undid c, and the second run did each once.
-    expect(runs).toEqual(['c', 'c', 'd']);
-    expect(rows()).toEqual(['a', 'b', 'c', 'd']);
-  });
-
   test('a batch that cannot commit acknowledges nothing and writes nothing', async () => {
     writer.pragma('busy_timeout = 0');
     reader.exec('BEGIN IMMEDIATE'); // another connection holds the write lock
