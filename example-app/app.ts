@@ -30,7 +30,7 @@ import { BUSINESS_SCOPES } from './scopes';
 import { schedulePurge, type PurgeSchedule } from './purge';
 import { authenticateUser, findUserByEmail } from './users';
 import { createAuditLog, type AuditLog } from './audit';
-import { createLogger, requestLogger } from './log';
+import { createLogger, requestLog, requestLogger } from './log';
 import type { AppMetrics } from './metrics';
 import type { DestinationStream, Logger } from 'pino';
 
@@ -167,7 +167,7 @@ export async function createExampleApp(
         }
       : audit.record,
     onError: (error, req) =>
-      (req.log ?? logger).error({ err: error }, 'unexpected error in the OAuth router'),
+      requestLog(req, logger).error({ err: error }, 'unexpected error in the OAuth router'),
     ...(extras.now ? { now: extras.now } : {}),
   });
 
@@ -227,7 +227,7 @@ export async function createExampleApp(
   app.use(((error, _req, res, _next) => {
     if (isStoreUnavailable(error) && !res.headersSent) {
       // The database went away for a moment: say so, and when to try again, instead of a 500.
-      (_req.log ?? logger).warn({ err: error }, 'the database cannot be reached');
+      requestLog(_req, logger).warn({ err: error }, 'the database cannot be reached');
       res.setHeader('Retry-After', '5');
       return void res.status(503).json({
         jsonrpc: '2.0',
@@ -237,7 +237,7 @@ export async function createExampleApp(
     }
     const status =
       typeof error?.status === 'number' && error.status >= 400 && error.status < 500 ? error.status : 500;
-    if (status === 500) (_req.log ?? logger).error({ err: error }, 'unexpected error');
+    if (status === 500) requestLog(_req, logger).error({ err: error }, 'unexpected error');
     if (res.headersSent) return;
     res.status(status).json({
       jsonrpc: '2.0',

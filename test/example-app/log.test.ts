@@ -1,8 +1,9 @@
 // The reference app's request log: one JSON line per request, at a level that says how it went, with the request's
 // id on it and on every line logged for that request; never a query string.
+import type { IncomingMessage } from 'node:http';
 import express from 'express';
 import request from 'supertest';
-import { createLogger, isoTime, requestLogger } from '../../example-app/log';
+import { createLogger, isoTime, requestLog, requestLogger } from '../../example-app/log';
 import { logSink } from '../helpers/log-sink';
 import { waitUntil } from '../helpers/wait';
 
@@ -27,10 +28,11 @@ test.each([
 function loggedApp() {
   const sink = logSink();
   const app = express();
-  app.use(requestLogger(createLogger('info', sink.stream)));
+  const logger = createLogger('info', sink.stream);
+  app.use(requestLogger(logger));
   app.get('/healthz', (_req, res) => void res.send('ok'));
   app.get('/status/:code', (req, res) => {
-    req.log!.info({ step: 'inside' }, 'handler ran');
+    requestLog(req, logger).info({ step: 'inside' }, 'handler ran');
     res.status(Number(req.params.code)).send('done');
   });
   app.get('/cut', (req) => req.socket.destroy());
@@ -90,4 +92,14 @@ test('health probes are not logged; a request cut off before its answer is, as a
       req: expect.objectContaining({ path: '/cut' }),
     }),
   ]);
+});
+
+test('requestLog: one child per request, made at its first line and kept; the logger itself for a request never logged', () => {
+  const logger = createLogger('info', logSink().stream);
+  const seen = { id: 'trace-2' } as IncomingMessage;
+  const child = requestLog(seen, logger);
+  expect(child).not.toBe(logger);
+  expect(child.bindings()).toEqual({ reqId: 'trace-2' });
+  expect(requestLog(seen, logger)).toBe(child);
+  expect(requestLog({} as IncomingMessage, logger)).toBe(logger);
 });
