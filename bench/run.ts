@@ -54,6 +54,12 @@ const SOAK_SECONDS = Number(process.env.BENCH_SOAK_SECONDS ?? 300);
 const MCP_SOAK_SECONDS = Number(process.env.BENCH_MCP_SOAK_SECONDS ?? 1800);
 const ONLY = process.env.BENCH_ONLY ? new RegExp(process.env.BENCH_ONLY, 'i') : undefined;
 const wanted = (name: string) => !ONLY || ONLY.test(name);
+/**
+ * Codes are single-use, so each server is seeded with enough for its code rows: `perRow` is what one row of 20 rounds
+ * takes at a rate above any measured on the bench machines (about 23 s of load per side), scaled to BENCH_ROUNDS. A
+ * server that runs out answers errors, which fail the row rather than inflate it.
+ */
+const codesFor = (rows: number, perRow: number) => Math.ceil((rows * perRow * (ROUNDS + 3)) / 23);
 const dir = mkdtempSync(join(tmpdir(), 'mcp-oauth-bench-'));
 const keyPem = generateSigningKey('ES256').export({ type: 'pkcs8', format: 'pem' }) as string;
 const common = { BENCH_KEY: keyPem, BENCH_DIR: dir };
@@ -98,7 +104,8 @@ async function main(): Promise<void> {
   const fixtures = await seedDatabase('oauth.db', {
     freshTokens: 20_000,
     refreshTokens: 6_000,
-    codes: 250_000,
+    // The library's two code rows, at up to 12,000 redemptions a second.
+    codes: codesFor(2, 280_000),
     fillerGrants: 0,
   });
   const document = await metadataDocument();
@@ -256,7 +263,8 @@ async function main(): Promise<void> {
 
 /** The SDK router's fixtures, rebuilt from the counts it seeds itself in memory. */
 function sdkFixtures() {
-  const counts = { codes: 250_000, refreshTokens: 6_000 };
+  // Its two code rows (the library's and the reference app's), at up to 9,000 a second.
+  const counts = { codes: codesFor(2, 210_000), refreshTokens: 6_000 };
   return {
     env: { BENCH_SDK_CODES: String(counts.codes), BENCH_SDK_REFRESH: String(counts.refreshTokens) },
     fixtures: {
@@ -273,7 +281,8 @@ function sdkFixtures() {
 
 /** oidc-provider's fixtures: it seeds codes and refresh tokens whose values the load side rebuilds from the counts. */
 function oidcFixtures() {
-  const counts = { codes: 60_000, refreshTokens: 6_000 };
+  // Its one code row, at up to 5,000 a second.
+  const counts = { codes: codesFor(1, 115_000), refreshTokens: 6_000 };
   return {
     env: { BENCH_OIDC_CODES: String(counts.codes), BENCH_OIDC_REFRESH: String(counts.refreshTokens) },
     fixtures: {
@@ -330,7 +339,8 @@ async function appFixtures() {
   const grants = await seedFixtures(
     oauthStore,
     createJwtSigner({ keys: [{ privateKey: keyPem }] }),
-    { freshTokens: 0, refreshTokens: 6_000, codes: 250_000, fillerGrants: 0 },
+    // Its two code rows, at up to 16,000 a second.
+    { freshTokens: 0, refreshTokens: 6_000, codes: codesFor(2, 370_000), fillerGrants: 0 },
     user.id,
   );
   oauthStore.close();
