@@ -15,7 +15,15 @@ async function main(): Promise<void> {
         'Use this for tests only, never in production.',
     );
   const { listener, close, description, metrics } = await createExampleApp(config);
-  const server = createServer(listener).listen(config.port, () => {
+  const server = createServer(listener);
+  // A port already taken (EADDRINUSE) or not allowed (EACCES): one clear line and a non-zero exit.
+  const cannotListen = (error: Error) => {
+    console.error(startupFailure(error, process.env.DEBUG === '1'));
+    process.exit(1);
+  };
+  server.once('error', cannotListen);
+  server.listen(config.port, () => {
+    server.off('error', cannotListen);
     console.log(`Business service MCP server on ${config.baseUrl}/mcp (${description})`);
     if (metrics) console.log(`Prometheus metrics on ${metrics.url}`);
   });

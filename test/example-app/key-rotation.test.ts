@@ -10,7 +10,7 @@ import { generateSigningKey } from '../../lib';
 import { authorizeOn } from '../helpers/http-browser';
 import { createTestDatabase } from '../helpers/postgres-database';
 import { describeWith } from '../helpers/services';
-import { freePort } from '../helpers/ports';
+import { reservePort } from '../helpers/ports';
 import { ROOT, startInstance } from '../helpers/app-process';
 import { waitUntil } from '../helpers/wait';
 
@@ -28,7 +28,10 @@ describeWith('signing-key rotation across instances', { postgres: true }, () => 
 
   beforeAll(async () => {
     database = await createTestDatabase();
-    const [portA, portB] = [await freePort(), await freePort()];
+    // Both held at once, so the two instances cannot be handed the same port (two freePort() calls in a row can).
+    const held = [await reservePort(), await reservePort()];
+    const [portA, portB] = held.map(({ port }) => port) as [number, number];
+    await Promise.all(held.map((port) => port.release()));
     a = `http://127.0.0.1:${portA}`;
     b = `http://127.0.0.1:${portB}`;
     env = {

@@ -3,6 +3,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createPublicKey, generateKeyPairSync } from 'node:crypto';
 import { mkdtempSync, rmSync, statSync, symlinkSync } from 'node:fs';
+import { createServer as createNetServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { claudeCodeDocument } from '../helpers/client-documents';
@@ -260,6 +261,7 @@ describe('npm start', () => {
       { REDIS_URL: 'redis://127.0.0.1:1' },
       /^Cannot start: Redis at redis:\/\/127\.0\.0\.1:1 cannot be reached \(.*\): start it, or unset REDIS_URL/,
     ],
+    ['a PORT another server holds', { PORT: 'HELD' }, /^Cannot start: listen EADDRINUSE: .*:\d+$/],
     [
       'a PostgreSQL nobody listens on',
       {
@@ -274,9 +276,16 @@ describe('npm start', () => {
     const given: Record<string, string> = { ...env };
     if (given.DATABASE_PATH?.startsWith('DANGLING'))
       given.DATABASE_PATH = given.DATABASE_PATH.replace('DANGLING', join(dir, 'dangling'));
+    // A port this test holds on every address, as another server would.
+    const holder = given.PORT === 'HELD' ? createNetServer() : undefined;
+    if (holder) {
+      await new Promise<void>((resolve) => holder.listen(0, resolve));
+      given.PORT = String((holder.address() as AddressInfo).port);
+    }
     const child = spawn(process.execPath, [SERVER], {
       env: { ...baseEnv, PORT: String(await freePort()), DATABASE_PATH: databasePath, ...given },
     });
+    child.once('exit', () => holder?.close());
     let stderr = '';
     child.stderr!.on('data', (chunk) => (stderr += chunk));
     // A regression would hang with a core at 100 %: never leave such a process behind.
