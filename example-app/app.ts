@@ -7,7 +7,6 @@ import {
   createOAuthRouter,
   type UpstreamIdentity,
   DEFAULT_PATHS,
-  isStoreUnavailable,
   type ClientMetadataDocumentOptions,
   type IdJagClaims,
   type JwtSigner,
@@ -22,6 +21,7 @@ import { openAppDatabase } from './db/open';
 import { createSecretSealer, loadSecretKey } from './db/secret-key';
 import { cookieSecret } from './db/secrets';
 import { openSigner } from './keys';
+import { answerError } from './http/errors';
 import { checkHost } from './http/guards';
 import { createHealthRoutes } from './http/health';
 import { createMcpEndpoint } from './mcp/endpoint';
@@ -39,7 +39,7 @@ export interface ExampleApp {
   app: Express;
   /**
    * What the HTTP server runs: the OAuth router's fast path for the token, revocation and introspection endpoints
-   * (with this app's request log, metrics and Host check), and `app` for everything else.
+   * and for POST /mcp (with this app's request log, metrics and Host check), and `app` for everything else.
    */
   listener: RequestListener;
   oauth: OAuthRouter;
@@ -194,18 +194,16 @@ export async function createExampleApp(
   );
   app.use(hostCheck);
   app.use(oauth);
-  app.use(
-    '/mcp',
-    createMcpEndpoint({
-      db,
-      oauth,
-      store,
-      resource,
-      allowedOrigins: config.allowedOrigins,
-      baseUrl: config.baseUrl,
-      serverName: config.serviceName,
-    }),
-  );
+  const mcp = createMcpEndpoint({
+    db,
+    oauth,
+    store,
+    resource,
+    allowedOrigins: config.allowedOrigins,
+    baseUrl: config.baseUrl,
+    serverName: config.serviceName,
+  });
+  app.use('/mcp', mcp.router);
   app.use(
     '/account',
     createAccountRoutes({
@@ -224,37 +222,18 @@ export async function createExampleApp(
         `${config.serviceName}: MCP server at ${resource}. Manage connected apps at ${config.baseUrl}/account.`,
       );
   });
-  app.use(((error, _req, res, _next) => {
-    if (isStoreUnavailable(error) && !res.headersSent) {
-      // The database went away for a moment: say so, and when to try again, instead of a 500.
-      requestLog(_req, logger).warn({ err: error }, 'the database cannot be reached');
-      res.setHeader('Retry-After', '5');
-      return void res.status(503).json({
-        jsonrpc: '2.0',
-        error: { code: -32000, message: 'The service is briefly unavailable; try again in a moment.' },
-        id: null,
-      });
-    }
-    const status =
-      typeof error?.status === 'number' && error.status >= 400 && error.status < 500 ? error.status : 500;
-    if (status === 500) requestLog(_req, logger).error({ err: error }, 'unexpected error');
-    if (res.headersSent) return;
-    res.status(status).json({
-      jsonrpc: '2.0',
-      error: {
-        code: status === 500 ? -32603 : -32700,
-        message: status === 500 ? 'Internal error' : 'Bad request',
-      },
-      id: null,
-    });
-  }) as ErrorRequestHandler);
+  const onError = answerError(logger);
+  app.use(((error, req, res, _next) => onError(error, req, res)) as ErrorRequestHandler);
 
   const metricsUrl = metrics ? await metrics.listen(config.metricsPort!, config.metricsHost) : undefined;
 
-  // The token, revocation and introspection requests skip Express's per-request set-up; what runs in front of the
-  // router above runs on them too (the health routes serve other paths).
+  // The token, revocation and introspection requests, and the tool calls (POST /mcp), skip Express's per-request
+  // set-up; what runs in front of the routers above runs on them too (the health routes serve other paths), and an
+  // error no step answered gets the same JSON-RPC answer.
   const listener = oauth.fastPath(app, {
     before: [logRequests, ...(metrics ? [metrics.middleware] : []), hostCheck],
+    routes: { '/mcp': mcp.post },
+    onRouteError: onError,
   });
 
   return {

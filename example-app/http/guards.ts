@@ -1,7 +1,7 @@
 // Guards every route of the app shares: the Host check (DNS rebinding) and the Bearer challenge the tool server
 // sends with each of its 401 and 403 answers (RFC 6750 §3, RFC 9728 §5.1), so a client always learns where to
 // authorize, whatever refused it.
-import type { Response } from 'express';
+import type { ServerResponse } from 'node:http';
 import { OAuthError, refuseBearer, type NodeMiddleware } from 'express-mcp-oauth';
 
 /**
@@ -9,7 +9,7 @@ import { OAuthError, refuseBearer, type NodeMiddleware } from 'express-mcp-oauth
  * createMcpHandler send): the status, `WWW-Authenticate` naming the resource metadata, and the error as JSON.
  */
 export function refuseMcp(
-  res: Response,
+  res: ServerResponse,
   status: 401 | 403,
   resourceMetadata: string,
   error: 'invalid_request' | 'invalid_token' | 'insufficient_scope',
@@ -51,9 +51,8 @@ export function checkHost(allowedHosts: readonly string[], resourceMetadata: str
     const header = req.headers.host ?? '';
     if (isAllowed(header)) return next();
     const description = `This server does not answer to the host ${header.slice(0, 100) || '(none)'}.`;
-    // Only Express dispatches /mcp (the fast path serves the OAuth API alone), so the response has its helpers.
     if (isToolServer(pathOf(req.url)))
-      return refuseMcp(res as Response, 403, resourceMetadata, 'invalid_request', description);
+      return refuseMcp(res, 403, resourceMetadata, 'invalid_request', description);
     const body = JSON.stringify({ error: 'invalid_request', error_description: description });
     res.statusCode = 403;
     res.setHeader('Content-Type', 'application/json; charset=utf-8');

@@ -6,6 +6,7 @@ import express, { type RequestHandler, type Router } from 'express';
 import {
   createMcpHandler,
   type AuthenticatedRequest,
+  type NodeMiddleware,
   type OAuthRouter,
   type OAuthStore,
 } from 'express-mcp-oauth';
@@ -43,7 +44,8 @@ const allowCors: RequestHandler = function mcpCors(req, res, next) {
     'Authorization, Content-Type, Accept, DPoP, Mcp-Session-Id, MCP-Protocol-Version, Last-Event-ID',
   );
   res.setHeader('Access-Control-Max-Age', '86400');
-  res.status(204).end();
+  res.statusCode = 204;
+  res.end();
 };
 
 const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
@@ -74,6 +76,16 @@ export function checkOrigin(
   };
 }
 
+export interface McpEndpoint {
+  /** Every request to /mcp, mounted with `app.use('/mcp', router)`. */
+  router: Router;
+  /**
+   * The chain of a tool call (POST /mcp), as the router runs it: for the OAuth fast path, which serves these ahead of
+   * Express. Each step uses Node's request and response alone.
+   */
+  post: NodeMiddleware[];
+}
+
 export function createMcpEndpoint({
   db,
   oauth,
@@ -82,7 +94,7 @@ export function createMcpEndpoint({
   baseUrl,
   allowedOrigins,
   serverName = 'business-service',
-}: McpEndpointOptions): Router {
+}: McpEndpointOptions): McpEndpoint {
   const router = express.Router();
   const resourceMetadata = `${new URL(resource).origin}/.well-known/oauth-protected-resource${new URL(resource).pathname}`;
   const users = createUserCache((id) => findUser(db, id));
@@ -136,12 +148,15 @@ export function createMcpEndpoint({
   };
 
   // The Host check (DNS rebinding) covers every route of the app, /mcp included: see http/guards.ts.
-  router.use(checkOrigin(baseUrl, allowedOrigins, resourceMetadata));
+  const origin = checkOrigin(baseUrl, allowedOrigins, resourceMetadata);
+  const bearer = oauth.requireBearer({ resource });
+  router.use(origin);
   router.use(allowCors);
   // No body parser here: the handler reads the body itself, so its scope check and the SDK read the same message.
-  router.post('/', oauth.requireBearer({ resource }), requireUser, serve);
-  router.get('/', oauth.requireBearer({ resource }), notAllowed);
-  router.delete('/', oauth.requireBearer({ resource }), notAllowed);
+  const post = [origin, allowCors, bearer, requireUser, serve];
+  router.post('/', bearer, requireUser, serve);
+  router.get('/', bearer, notAllowed);
+  router.delete('/', bearer, notAllowed);
   router.all('/', notAllowed);
-  return router;
+  return { router, post: post as unknown as NodeMiddleware[] };
 }

@@ -21,6 +21,7 @@ import { createScopeGate, type MessageSchema } from './scope-gate';
 import { createServerPool, PoolBusyError, type McpServerLike } from './server-pool';
 import { forgetSession } from './session-state';
 import { createToolListMemo } from './tool-list-memo';
+import { writeJson } from '../util/json-response';
 
 export type { McpHandlerOptions } from './handler-options';
 
@@ -65,7 +66,7 @@ function loadSdk(): {
 }
 
 const rpcError = (res: Response, status: number, code: number, message: string) =>
-  res.status(status).json({ jsonrpc: '2.0', error: { code, message }, id: null });
+  writeJson(res, status, { jsonrpc: '2.0', error: { code, message }, id: null });
 
 /** Requests answered by the SDK's own handlers, which never stream: served by the lean transport in any mode. */
 const NEVER_STREAMS = new Set(['initialize', 'ping', 'tools/list']);

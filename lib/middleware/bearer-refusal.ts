@@ -1,9 +1,10 @@
 // The refusal every protected route sends (RFC 6750 §3, RFC 9728 §5.1, RFC 9449 §7.1): the status, the challenges
 // naming the resource metadata, and the error as JSON. Shared by requireBearer and the MCP handler's per-tool scope
 // check, so that a client reads one shape whatever refused it.
-import type { Response } from 'express';
+import type { ServerResponse } from 'node:http';
 import { DPOP_ALGORITHMS } from '../dpop/proof';
 import { OAuthError } from '../errors';
+import { writeJson } from '../util/json-response';
 
 /** How a refusal speaks of DPoP (RFC 9449 §7.1), on a resource that accepts DPoP-bound tokens. */
 export interface DpopChallengeOptions {
@@ -63,7 +64,7 @@ function challenges(
  * `dpop`, the resource accepts DPoP-bound tokens too, and says so (RFC 9449 §7.1).
  */
 export function refuseBearer(
-  res: Response,
+  res: ServerResponse,
   resourceMetadataUrl: string,
   error: OAuthError | undefined,
   scope?: string,
@@ -80,5 +81,5 @@ export function refuseBearer(
     );
   }
   res.setHeader('Cache-Control', 'no-store');
-  res.status(body.status).json(body.toJSON());
+  writeJson(res, body.status, body.toJSON());
 }

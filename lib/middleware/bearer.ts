@@ -10,6 +10,7 @@ import { protectedResourceMetadataUrl } from '../paths';
 import type { BearerCache, VerifiedToken } from './bearer-cache';
 import { refuseBearer, type DpopChallengeOptions } from './bearer-refusal';
 import { readDpopHeader, verifyDpopProof } from '../dpop/proof';
+import { writeJson } from '../util/json-response';
 
 /** What requireBearer puts on `req.auth`. It is a superset of the MCP SDK's AuthInfo, so the SDK passes it to tools. */
 export interface BearerAuth {
@@ -63,7 +64,7 @@ const DPOP_HEADER = /^DPoP +([A-Za-z0-9\-._~+/]+=*) *$/i;
 function requestPath(originalUrl: string): string {
   const base = 'http://request.invalid';
   // Not reached through Express, which routes no target a URL parser refuses (Node passes "http://[" on, Express
-  // answers 404); kept so that new URL below can never throw.
+  // answers 404), nor through oauth.fastPath, which takes only exact paths; kept so that new URL below can never throw.
   // Stryker disable next-line all: not reached (above)
   if (!URL.canParse(originalUrl, base)) return '';
   const { pathname } = new URL(originalUrl, base);
@@ -193,7 +194,7 @@ export function createRequireBearer(
           const { jkt: proven } = await verifyDpopProof(proof, {
             method: req.method,
             // §4.3 item 9: the URL the client called, as this server publishes it; not the Host header's.
-            url: resourceUrl.origin + requestPath(req.originalUrl),
+            url: resourceUrl.origin + requestPath(req.originalUrl ?? req.url),
             now: config.now(),
             accessToken: token,
             useJti: (key, jti, expiresAt) => store.useAssertionId!(`dpop ${key}`, jti, expiresAt),
@@ -259,7 +260,7 @@ export function createRequireBearer(
         // The tool server answers the outage itself: 503 with Retry-After, not the host app's 500.
         config.onError(error, req);
         res.setHeader('Retry-After', '5');
-        res.status(503).json(storeUnavailable(error).toJSON());
+        writeJson(res, 503, storeUnavailable(error).toJSON());
       }
     };
   };

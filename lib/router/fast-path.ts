@@ -1,9 +1,11 @@
-// The API endpoints (token, revocation, introspection) served in front of Express. Express sets up every request it
+// The API endpoints (token, revocation, introspection), and the host's own routes it names (its /mcp), served in
+// front of Express. Express sets up every request it
 // dispatches: it swaps the Node request's and response's prototypes for its own, which leaves every later property
 // access on them slower, and walks the layers of the app and its routers. On a refresh grant that is about a third
 // of the CPU (bench/README.md). fastPath(app) takes the requests it can serve whole, a POST of a plain form to one of
-// these endpoints, and runs the very steps the router runs for them (endpoints.ts: apiRoutes); every other request
-// goes to the app untouched, its body unread.
+// these endpoints, and runs the very steps the router runs for them (endpoints.ts: apiRoutes); a POST to one of the
+// host's `routes` runs that route's chain, written for Node's request and response (requireBearer and
+// createMcpHandler are); every other request goes to the app untouched, its body unread.
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import type { Request } from 'express';
 import { sendOAuthError, toOAuthError } from '../middleware/error-handler';
@@ -34,6 +36,19 @@ export interface FastPathOptions {
    * with a 500.
    */
   before?: readonly NodeMiddleware[];
+  /**
+   * More POST endpoints of the host app served here, after `before`: each exact path (`'/mcp'`, no query string) with
+   * the chain that serves it, such as `[oauth.requireBearer(), createMcpHandler(...)]`. The same chain stays mounted
+   * in the app, which serves every other request to that path (GET, OPTIONS, `/mcp/`). Its handlers get the plain
+   * Node request and response: no Express helpers (`res.json`, `req.params`, `req.body`), no app settings.
+   */
+  routes?: Readonly<Record<string, readonly NodeMiddleware[]>>;
+  /**
+   * Answers an error one of `routes` failed with (`next(error)`, a throw), before anything was sent: the app's own
+   * error answer, say a JSON-RPC error for /mcp. Default: the OAuth error JSON (RFC 6749 §5.2), 503 when the store
+   * is unavailable, 500 otherwise.
+   */
+  onRouteError?: (error: unknown, req: IncomingMessage, res: ServerResponse) => void;
 }
 
 /** The host app: its request listener, and (an Express app, 4 or 5) its `trust proxy` setting. */
@@ -51,6 +66,32 @@ function append(this: ServerResponse, name: string, value: string | string[]): S
 
 export type FastPath = (app: HostApp, options?: FastPathOptions) => RequestListener;
 
+/** One path's chain, and whether it is one of the host's routes (which read their own bodies) or the router's. */
+interface Chain {
+  steps: NodeMiddleware[];
+  hostRoute: boolean;
+}
+
+/** The host's routes, checked once: each an absolute path of its own with a chain of functions. */
+function hostChains(
+  routes: FastPathOptions['routes'],
+  before: readonly NodeMiddleware[],
+  taken: ReadonlySet<string>,
+): Array<[string, Chain]> {
+  if (routes === undefined) return [];
+  if (typeof routes !== 'object' || routes === null || Array.isArray(routes))
+    throw new TypeError("fastPath: routes must be an object of paths and chains, e.g. { '/mcp': [...] }.");
+  return Object.entries(routes).map(([path, steps]) => {
+    if (!/^\/[^?#]*$/.test(path))
+      throw new TypeError(`fastPath: the route "${path}" must be a path starting with "/", without ? or #.`);
+    if (taken.has(path))
+      throw new TypeError(`fastPath: the route "${path}" is one of the OAuth router's endpoints.`);
+    if (!Array.isArray(steps) || steps.length === 0 || steps.some((step) => typeof step !== 'function'))
+      throw new TypeError(`fastPath: the route "${path}" needs an array of (req, res, next) functions.`);
+    return [path, { steps: [...before, ...steps], hostRoute: true }];
+  });
+}
+
 export function createFastPath(
   config: Pick<OAuthConfig, 'mountPath' | 'onError'>,
   api: ApiRoute[],
@@ -63,26 +104,45 @@ export function createFastPath(
     const before = options.before ?? [];
     if (!Array.isArray(before) || before.some((step) => typeof step !== 'function'))
       throw new TypeError('fastPath: before must be an array of (req, res, next) functions.');
+    const { onRouteError } = options;
+    if (onRouteError !== undefined && typeof onRouteError !== 'function')
+      throw new TypeError('fastPath: onRouteError must be a function (error, req, res).');
     // The absolute path of each endpoint (the router is mounted at the issuer's path), with its whole chain.
-    const chains = new Map<string, NodeMiddleware[]>(
+    const chains = new Map<string, Chain>(
       api.map(({ path, cors, post }) => [
         config.mountPath + path,
-        [...before, ...((cors ? [apiCors, ...post] : post) as unknown as NodeMiddleware[])],
+        {
+          steps: [...before, ...((cors ? [apiCors, ...post] : post) as unknown as NodeMiddleware[])],
+          hostRoute: false,
+        },
       ]),
     );
+    for (const [path, chain] of hostChains(options.routes, before, new Set(chains.keys())))
+      chains.set(path, chain);
     const settings = typeof app.get === 'function' ? app : undefined;
-    const fail = (req: IncomingMessage, res: ServerResponse, error: unknown) => {
-      if (!res.headersSent) return sendOAuthError(res, toOAuthError(error, req, config));
-      // As Express does: the answer is already on its way, so the connection is all there is left to end.
+    const fail = (req: IncomingMessage, res: ServerResponse, error: unknown, hostRoute: boolean) => {
+      if (!res.headersSent) {
+        if (!hostRoute || !onRouteError) return sendOAuthError(res, toOAuthError(error, req, config));
+        try {
+          return onRouteError(error, req, res);
+        } catch (thrown) {
+          error = thrown;
+        }
+      }
+      // As Express does: the answer is already on its way (or the host's error answer failed), so the connection is
+      // all there is left to end.
       config.onError(error, req as Request);
       req.socket.destroy();
     };
 
     return function serveFast(req, res) {
       // Only what the router would serve the same way: POST, the exact path (no query string, which the router
-      // would also check), and a plain form body (read-form.ts). Anything else, the app decides.
+      // would also check), and a plain form body (read-form.ts); the host's routes read their bodies themselves.
+      // Anything else, the app decides.
       const chain = req.method === 'POST' ? chains.get(req.url ?? '') : undefined;
-      if (!chain || !isPlainForm(req as Request, BODY_LIMIT_BYTES)) return app(req, res);
+      if (!chain || (!chain.hostRoute && !isPlainForm(req as Request, BODY_LIMIT_BYTES)))
+        return app(req, res);
+      const { steps, hostRoute } = chain;
       const fields = req as IncomingMessage & { ip?: string; app?: unknown; query?: unknown };
       fields.ip = proxyAddress(req, (settings?.get!('trust proxy fn') as Trust | undefined) ?? trustNone);
       // express-rate-limit reads the setting through req.app and writes its RateLimit headers with res.append; the
@@ -92,13 +152,13 @@ export function createFastPath(
       (res as ServerResponse & { append?: typeof append }).append = append;
       let index = 0;
       const next = (error?: unknown): void => {
-        if (error !== undefined && error !== null) return fail(req, res, error);
-        const step = chain[index++];
-        if (!step) return fail(req, res, new Error(`fastPath: nothing answered POST ${req.url}`));
+        if (error !== undefined && error !== null) return fail(req, res, error, hostRoute);
+        const step = steps[index++];
+        if (!step) return fail(req, res, new Error(`fastPath: nothing answered POST ${req.url}`), hostRoute);
         try {
           step(req, res, next);
         } catch (thrown) {
-          fail(req, res, thrown);
+          fail(req, res, thrown, hostRoute);
         }
       };
       next();

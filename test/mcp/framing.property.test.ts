@@ -5,11 +5,12 @@
 // appears in a tools/list answer, and no request gets a 5xx. On Express 4 and 5, with no parser in front of the
 // handler and with each kind of parser a host app may have mounted there, and on both of the handler's paths: the
 // lean transport's JSON answers (`streaming: false`) and the SDK's transport for a request that may stream
-// (`streaming: true`, a tool call answered as an event stream).
+// (`streaming: true`, a tool call answered as an event stream). And served ahead of Express by oauth.fastPath (its
+// `routes`), where no host parser runs.
 import fc from 'fast-check';
 import express5 from 'express';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { createMcpHandler } from '../../lib';
+import { createMcpHandler, type NodeMiddleware } from '../../lib';
 import { createTestServer, obtainTokens, type TestServer } from '../helpers/oauth-app';
 import { exchange, listenOnLoopback } from '../helpers/raw-http';
 
@@ -19,7 +20,24 @@ const RUNS = Number(process.env.FRAMING_RUNS ?? 120);
 type HostParser = 'none' | 'json' | 'json-any-type' | 'raw' | 'text';
 // Express 4 is installed beside 5 under the name express4 (it has no types of its own there).
 const express4 = require('express4') as typeof express5;
-const EXPRESSES: Record<string, typeof express5> = { 'Express 5': express5, 'Express 4': express4 };
+const EXPRESSES: Record<string, typeof express5> = {
+  'Express 5': express5,
+  'Express 4': express4,
+  'fast path': express5,
+};
+/**
+ * Per streaming mode, the fast path's cases: requests its route served (the route's first step counts them), and
+ * requests Node delivered to a listener (answered with a Date header; Node refuses some framings itself, with a bare
+ * 400, before any listener).
+ */
+const servedFast = new Map<boolean, number>([
+  [false, 0],
+  [true, 0],
+]);
+const deliveredFast = new Map<boolean, number>([
+  [false, 2],
+  [true, 2],
+]);
 
 // --- What a request is made of -------------------------------------------------------------------------------------
 
@@ -236,7 +254,13 @@ async function listen(
     next();
   };
   app.post('/mcp', closeWhenAsked, oauth.oauth.requireBearer(), ...parsers, handler);
-  return listenOnLoopback(app);
+  if (expressName !== 'fast path') return listenOnLoopback(app);
+  const count: express5.RequestHandler = (_req, _res, next) => {
+    servedFast.set(streaming, servedFast.get(streaming)! + 1);
+    next();
+  };
+  const chain = [count, closeWhenAsked, oauth.oauth.requireBearer(), handler] as unknown as NodeMiddleware[];
+  return listenOnLoopback(oauth.oauth.fastPath(app, { routes: { '/mcp': chain } }));
 }
 
 /** What the property's requests were answered, per path: a status, and whether the answer was an event stream. */
@@ -245,11 +269,15 @@ const answered = new Map<boolean, Set<string>>([
   [true, new Set()],
 ]);
 
-const CASES: Array<[string, HostParser, boolean]> = ['Express 5', 'Express 4'].flatMap((name) =>
-  (['none', 'json', 'json-any-type', 'raw', 'text'] as const).flatMap((parser) =>
-    [false, true].map((streaming): [string, HostParser, boolean] => [name, parser, streaming]),
+const CASES: Array<[string, HostParser, boolean]> = [
+  ...['Express 5', 'Express 4'].flatMap((name) =>
+    (['none', 'json', 'json-any-type', 'raw', 'text'] as const).flatMap((parser) =>
+      [false, true].map((streaming): [string, HostParser, boolean] => [name, parser, streaming]),
+    ),
   ),
-);
+  ['fast path', 'none', false],
+  ['fast path', 'none', true],
+];
 
 describe.each(CASES)(`%s, host parser %s, streaming %s (seed ${SEED})`, (expressName, parser, streaming) => {
   let host: { port: number; close(): void };
@@ -284,6 +312,8 @@ describe.each(CASES)(`%s, host parser %s, streaming %s (seed ${SEED})`, (express
         const res = await exchange(host.port, head, payload);
         const stream = /^content-type: text\/event-stream/im.test(res.headers);
         answered.get(streaming)!.add(`${res.status}${stream ? ' event stream' : ''}`);
+        if (expressName === 'fast path' && /^date:/im.test(res.headers))
+          deliveredFast.set(streaming, deliveredFast.get(streaming)! + 1);
         expect(spyCalls).toEqual([]);
         // A host's own parser may leave a request it failed to inflate unanswered (body-parser on a Content-Encoding
         // that is not what it says): that is the host's answer, not this handler's. Ours always answers, below 500.
@@ -304,4 +334,8 @@ test.each([
   [true, '200 event stream'],
 ])('with streaming %s, some framings were served (%s)', (streaming, status) => {
   expect([...answered.get(streaming)!]).toContain(status);
+  // And every request of the fast path's cases that Node delivered went through the fast path (the wiring test's two
+  // among them).
+  expect(deliveredFast.get(streaming)).toBeGreaterThan(RUNS / 2);
+  expect(servedFast.get(streaming)).toBe(deliveredFast.get(streaming));
 });

@@ -298,3 +298,113 @@ describe('property: the fast path answers as the router does', () => {
     }
   });
 });
+
+describe("routes: the host's own POST endpoints (its /mcp)", () => {
+  const json = (path: string, body: string, headers: Record<string, string> = {}) =>
+    form(path, body, { 'Content-Type': 'application/json', ...headers });
+  /** A route that reads its own JSON body and answers with it, and what it saw. */
+  function hook(seen: string[]): NodeMiddleware {
+    return (req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (chunk: Buffer) => chunks.push(chunk));
+      req.on('end', () => {
+        seen.push(`${req.url} ${Buffer.concat(chunks).toString()}`);
+        res.setHeader('Content-Type', 'application/json');
+        res.end(JSON.stringify({ hooked: true }));
+      });
+    };
+  }
+
+  test.each([
+    ['routes that is a list', { routes: [] }, /routes must be an object/],
+    ['a path without its slash', { routes: { mcp: [() => undefined] } }, /must be a path starting with/],
+    ['a path with a query', { routes: { '/mcp?x': [() => undefined] } }, /without \? or #/],
+    ["one of the router's endpoints", { routes: { [TOKEN]: [() => undefined] } }, /OAuth router's endpoints/],
+    ['an empty chain', { routes: { '/mcp': [] } }, /needs an array of/],
+    ['a chain with a non-function', { routes: { '/mcp': [() => undefined, 'x'] } }, /needs an array of/],
+    ['onRouteError not a function', { onRouteError: 'x' }, /onRouteError must be a function/],
+  ])('%s: a TypeError that says how to fix it', (_name, options, message) => {
+    const { host, oauth, close } = setUp();
+    expect(() => (oauth.fastPath as (...a: unknown[]) => unknown)(host, options)).toThrow(message);
+    close();
+  });
+
+  test('a POST to the exact path runs before and the chain, with any body; the rest goes to the app', async () => {
+    const { host, oauth, reachedApp, close } = setUp();
+    const seen: string[] = [];
+    const marks: string[] = [];
+    const mark: NodeMiddleware = (req, _res, next) => {
+      marks.push(req.url!);
+      next();
+    };
+    const listener = oauth.fastPath(host, { before: [mark], routes: { '/hook': [hook(seen)] } });
+    const taken = await send(listener, ...json('/hook', '{"id":1}'));
+    expect(taken).toMatchObject({ status: 200, body: '{"hooked":true}' });
+    expect(seen).toEqual(['/hook {"id":1}']);
+    for (const [head, body] of [
+      json('/hook/', '{}', { 'X-Echo': '1' }),
+      json('/hook?x=1', '{}', { 'X-Echo': '1' }),
+      json('/HOOK', '{}', { 'X-Echo': '1' }),
+      json('http://127.0.0.1/hook', '{}', { 'X-Echo': '1' }),
+    ])
+      expect((await send(listener, head, body)).status).toBe(200);
+    const get = `GET /hook HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\nX-Echo: 1\r\n\r\n`;
+    expect((await send(listener, get)).status).toBe(200);
+    expect(seen).toHaveLength(1);
+    expect(marks).toEqual(['/hook']);
+    expect(reachedApp.map(({ method, url }) => `${method} ${url}`)).toEqual([
+      'POST /hook/',
+      'POST /hook?x=1',
+      'POST /HOOK',
+      'POST http://127.0.0.1/hook',
+      'GET /hook',
+    ]);
+    close();
+  });
+
+  test("an error in the chain: the host's onRouteError answers it, or the OAuth 500 without one", async () => {
+    const { host, oauth, errors, close } = setUp();
+    const broken: NodeMiddleware = (_req, _res, next) => next(new Error('route detail'));
+    const answered: unknown[] = [];
+    const failOnToken: NodeMiddleware = (req, _res, next) =>
+      next(req.url === TOKEN ? new Error('before detail') : undefined);
+    const withAnswer = oauth.fastPath(host, {
+      before: [failOnToken],
+      routes: { '/hook': [broken] },
+      onRouteError: (error, _req, res) => {
+        answered.push(error);
+        res.statusCode = 500;
+        res.end('{"jsonrpc":"2.0","error":{"code":-32603,"message":"Internal error"},"id":null}');
+      },
+    });
+    const own = await send(withAnswer, ...json('/hook', '{}'));
+    expect(own.status).toBe(500);
+    expect(JSON.parse(own.body)).toMatchObject({ error: { code: -32603 } });
+    expect((answered as Error[]).map(({ message }) => message)).toEqual(['route detail']);
+    // The router's endpoints keep the OAuth answer whatever onRouteError says.
+    const token = await send(withAnswer, ...form(TOKEN, 'grant_type=nope'));
+    expect(JSON.parse(token.body)).toMatchObject({ error: 'server_error' });
+    const fallback = await send(
+      oauth.fastPath(host, { routes: { '/hook': [broken] } }),
+      ...json('/hook', '{}'),
+    );
+    expect(fallback.status).toBe(500);
+    expect(JSON.parse(fallback.body)).toMatchObject({ error: 'server_error' });
+    expect(errors.map((error) => (error as Error).message)).toEqual(['before detail', 'route detail']);
+    close();
+  });
+
+  test('an onRouteError that throws: the connection is closed and its error reported, never a hang', async () => {
+    const { host, oauth, errors, close } = setUp();
+    const listener = oauth.fastPath(host, {
+      routes: { '/hook': [(_req, _res, next) => next(new Error('first'))] },
+      onRouteError: () => {
+        throw new Error('the answer failed');
+      },
+    });
+    const answer = await send(listener, ...json('/hook', '{}'));
+    expect(answer.status).toBe(0);
+    expect(errors.map((error) => (error as Error).message)).toEqual(['the answer failed']);
+    close();
+  });
+});
