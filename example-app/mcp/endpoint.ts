@@ -6,7 +6,6 @@ import express, { type RequestHandler, type Router } from 'express';
 import {
   createMcpHandler,
   type AuthenticatedRequest,
-  type NodeMiddleware,
   type OAuthRouter,
   type OAuthStore,
 } from 'express-mcp-oauth';
@@ -83,7 +82,7 @@ export interface McpEndpoint {
    * The chain of a tool call (POST /mcp), as the router runs it: for the OAuth fast path, which serves these ahead of
    * Express. Each step uses Node's request and response alone.
    */
-  post: NodeMiddleware[];
+  post: RequestHandler[];
 }
 
 export function createMcpEndpoint({
@@ -158,5 +157,5 @@ export function createMcpEndpoint({
   router.get('/', bearer, notAllowed);
   router.delete('/', bearer, notAllowed);
   router.all('/', notAllowed);
-  return { router, post: post as unknown as NodeMiddleware[] };
+  return { router, post };
 }

@@ -7,7 +7,7 @@
 // host's `routes` runs that route's chain, written for Node's request and response (requireBearer and
 // createMcpHandler are); every other request goes to the app untouched, its body unread.
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
-import type { Request } from 'express';
+import type { Request, RequestHandler } from 'express';
 import { sendOAuthError, toOAuthError } from '../middleware/error-handler';
 import type { OAuthConfig } from '../options';
 import { BODY_LIMIT_BYTES } from './body-parsers';
@@ -40,9 +40,10 @@ export interface FastPathOptions {
    * More POST endpoints of the host app served here, after `before`: each exact path (`'/mcp'`, no query string) with
    * the chain that serves it, such as `[oauth.requireBearer(), createMcpHandler(...)]`. The same chain stays mounted
    * in the app, which serves every other request to that path (GET, OPTIONS, `/mcp/`). Its handlers get the plain
-   * Node request and response: no Express helpers (`res.json`, `req.params`, `req.body`), no app settings.
+   * Node request and response: no Express helpers (`res.json`, `req.params`, `req.body`), no app settings. (Express
+   * handlers are accepted by type, as the library's own are typed so; they must not use those helpers.)
    */
-  routes?: Readonly<Record<string, readonly NodeMiddleware[]>>;
+  routes?: Readonly<Record<string, readonly (NodeMiddleware | RequestHandler)[]>>;
   /**
    * Answers an error one of `routes` failed with (`next(error)`, a throw), before anything was sent: the app's own
    * error answer, say a JSON-RPC error for /mcp. Default: the OAuth error JSON (RFC 6749 §5.2), 503 when the store
@@ -88,7 +89,7 @@ function hostChains(
       throw new TypeError(`fastPath: the route "${path}" is one of the OAuth router's endpoints.`);
     if (!Array.isArray(steps) || steps.length === 0 || steps.some((step) => typeof step !== 'function'))
       throw new TypeError(`fastPath: the route "${path}" needs an array of (req, res, next) functions.`);
-    return [path, { steps: [...before, ...steps], hostRoute: true }];
+    return [path, { steps: [...before, ...(steps as NodeMiddleware[])], hostRoute: true }];
   });
 }
 

@@ -33,6 +33,8 @@ export interface OAuthRouter extends Router {
    * per-request set-up (about a third of a grant's CPU), by the same steps as the router; any other request goes to
    * `app` untouched. The app's own middleware does not see the requests served here: pass what must run on them
    * (request ids, logs, a Host check) as `before`, plain Node middleware. `req.ip` follows the app's `trust proxy`.
+   * `routes` adds the host's own POST endpoints whose steps use Node's request and response alone, such as
+   * `{ '/mcp': [oauth.requireBearer(), createMcpHandler(...)] }`; `onRouteError` answers their errors.
    */
   fastPath: FastPath;
   /** The well-known documents at their absolute paths; mount at the app's root when the issuer has a path. */

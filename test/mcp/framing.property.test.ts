@@ -10,7 +10,7 @@
 import fc from 'fast-check';
 import express5 from 'express';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { createMcpHandler, type NodeMiddleware } from '../../lib';
+import { createMcpHandler } from '../../lib';
 import { createTestServer, obtainTokens, type TestServer } from '../helpers/oauth-app';
 import { exchange, listenOnLoopback } from '../helpers/raw-http';
 
@@ -259,7 +259,7 @@ async function listen(
     servedFast.set(streaming, servedFast.get(streaming)! + 1);
     next();
   };
-  const chain = [count, closeWhenAsked, oauth.oauth.requireBearer(), handler] as unknown as NodeMiddleware[];
+  const chain = [count, closeWhenAsked, oauth.oauth.requireBearer(), handler];
   return listenOnLoopback(oauth.oauth.fastPath(app, { routes: { '/mcp': chain } }));
 }
 

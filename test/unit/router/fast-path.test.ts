@@ -397,7 +397,7 @@ describe("routes: the host's own POST endpoints (its /mcp)", () => {
   test('an onRouteError that throws: the connection is closed and its error reported, never a hang', async () => {
     const { host, oauth, errors, close } = setUp();
     const listener = oauth.fastPath(host, {
-      routes: { '/hook': [(_req, _res, next) => next(new Error('first'))] },
+      routes: { '/hook': [((_req, _res, next) => next(new Error('first'))) as NodeMiddleware] },
       onRouteError: () => {
         throw new Error('the answer failed');
       },
