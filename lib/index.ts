@@ -9,7 +9,10 @@
 export { createOAuthRouter } from './router';
 /** The router and what it carries: requireBearer, wellKnown, revokeGrant, info, signInLimits. */
 export type { OAuthRouter, OAuthServerInfo } from './router';
-/** oauth.fastPath: the API endpoints in front of the host app, what runs before them, and the app it hands the rest to. */
+/**
+ * oauth.fastPath: the API endpoints (and the host's own routes, such as its /mcp) in front of the host app, what runs
+ * before them, and the app it hands the rest to.
+ */
 export type { FastPath, FastPathOptions, HostApp, NodeMiddleware } from './router/fast-path';
 /** The router's options, the user the host app signs in, lifetimes, rate limits and a rate-limit store. */
 export type {

@@ -26,7 +26,8 @@ export function answerError(
     const given = (error as { status?: unknown } | null)?.status;
     const status = typeof given === 'number' && given >= 400 && given < 500 ? given : 500;
     if (status === 500) requestLog(req, logger).error({ err: error }, 'unexpected error');
-    if (res.headersSent) return;
+    // The answer is already on its way: ending the connection is all that is left (the client sees it cut off).
+    if (res.headersSent) return void req.socket.destroy();
     if (status === 500) return writeRpcError(res, 500, -32603, 'Internal error');
     writeRpcError(res, status, -32700, 'Bad request');
   };

@@ -149,11 +149,12 @@ export function createMcpEndpoint({
   // The Host check (DNS rebinding) covers every route of the app, /mcp included: see http/guards.ts.
   const origin = checkOrigin(baseUrl, allowedOrigins, resourceMetadata);
   const bearer = oauth.requireBearer({ resource });
+  // A tool call's whole chain, one list for both paths: Express's route below and the OAuth fast path (app.ts). No
+  // body parser here: the handler reads the body itself, so its scope check and the SDK read the same message.
+  const post = [origin, allowCors, bearer, requireUser, serve];
+  router.post('/', ...post);
   router.use(origin);
   router.use(allowCors);
-  // No body parser here: the handler reads the body itself, so its scope check and the SDK read the same message.
-  const post = [origin, allowCors, bearer, requireUser, serve];
-  router.post('/', bearer, requireUser, serve);
   router.get('/', bearer, notAllowed);
   router.delete('/', bearer, notAllowed);
   router.all('/', notAllowed);

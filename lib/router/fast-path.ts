@@ -1,11 +1,11 @@
 // The API endpoints (token, revocation, introspection), and the host's own routes it names (its /mcp), served in
-// front of Express. Express sets up every request it
-// dispatches: it swaps the Node request's and response's prototypes for its own, which leaves every later property
-// access on them slower, and walks the layers of the app and its routers. On a refresh grant that is about a third
-// of the CPU (bench/README.md). fastPath(app) takes the requests it can serve whole, a POST of a plain form to one of
-// these endpoints, and runs the very steps the router runs for them (endpoints.ts: apiRoutes); a POST to one of the
-// host's `routes` runs that route's chain, written for Node's request and response (requireBearer and
-// createMcpHandler are); every other request goes to the app untouched, its body unread.
+// front of Express. Express sets up every request it dispatches: it swaps the Node request's and response's
+// prototypes for its own, which leaves every later property access on them slower, and walks the layers of the app
+// and its routers. On a refresh grant that is about a third of the CPU, on an MCP ping about half (bench/README.md).
+// fastPath(app) takes the requests it can serve whole, a POST of a plain form to one of these endpoints, and runs the
+// very steps the router runs for them (endpoints.ts: apiRoutes); a POST to one of the host's `routes` runs that
+// route's chain, written for Node's request and response (requireBearer and createMcpHandler are); every other
+// request goes to the app untouched, its body unread.
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import type { Request, RequestHandler } from 'express';
 import { sendOAuthError, toOAuthError } from '../middleware/error-handler';
@@ -33,7 +33,8 @@ export interface FastPathOptions {
    * What the host app must run on these requests too, in order, before the endpoint (request ids, logs, a Host
    * check): its own middleware in front of the OAuth router does not see them. Each gets the plain Node request
    * and response; it answers (and does not call `next`) to stop the request, or calls `next(error)` to fail it
-   * with a 500.
+   * (a 500, or `onRouteError`'s answer on one of `routes`). Which chain serves a request is chosen before these run:
+   * rewriting `req.url` here does not change it.
    */
   before?: readonly NodeMiddleware[];
   /**
@@ -41,7 +42,8 @@ export interface FastPathOptions {
    * the chain that serves it, such as `[oauth.requireBearer(), createMcpHandler(...)]`. The same chain stays mounted
    * in the app, which serves every other request to that path (GET, OPTIONS, `/mcp/`). Its handlers get the plain
    * Node request and response: no Express helpers (`res.json`, `req.params`, `req.body`), no app settings. (Express
-   * handlers are accepted by type, as the library's own are typed so; they must not use those helpers.)
+   * handlers are accepted by type, as the library's own are typed so; they must not use those helpers.) The last step
+   * must answer: `next()` past it, or `next('route')`, is an error here, where Express would try its next route.
    */
   routes?: Readonly<Record<string, readonly (NodeMiddleware | RequestHandler)[]>>;
   /**
@@ -85,7 +87,8 @@ function hostChains(
   return Object.entries(routes).map(([path, steps]) => {
     if (!/^\/[^?#]*$/.test(path))
       throw new TypeError(`fastPath: the route "${path}" must be a path starting with "/", without ? or #.`);
-    if (taken.has(path))
+    // As Express matches them (any case, a trailing slash or not): a route the router would have served instead.
+    if (taken.has(path.toLowerCase().replace(/\/+$/, '')))
       throw new TypeError(`fastPath: the route "${path}" is one of the OAuth router's endpoints.`);
     if (!Array.isArray(steps) || steps.length === 0 || steps.some((step) => typeof step !== 'function'))
       throw new TypeError(`fastPath: the route "${path}" needs an array of (req, res, next) functions.`);
@@ -118,8 +121,8 @@ export function createFastPath(
         },
       ]),
     );
-    for (const [path, chain] of hostChains(options.routes, before, new Set(chains.keys())))
-      chains.set(path, chain);
+    const taken = new Set([...chains.keys()].map((path) => path.toLowerCase()));
+    for (const [path, chain] of hostChains(options.routes, before, taken)) chains.set(path, chain);
     const settings = typeof app.get === 'function' ? app : undefined;
     const fail = (req: IncomingMessage, res: ServerResponse, error: unknown, hostRoute: boolean) => {
       if (!res.headersSent) {

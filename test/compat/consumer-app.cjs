@@ -18,14 +18,26 @@ server.listen(0, '127.0.0.1', () => {
   });
   const app = express();
   app.use(oauth);
-  app.post('/mcp', oauth.requireBearer(), (req, res) => res.json({ user: req.auth.userId }));
-  // FAST_PATH=1: the API endpoints through oauth.fastPath, counted by a `before` step, the count at GET /fast-count.
+  // Plain Node steps, so that the fast path can serve this route too.
+  const mcp = [
+    oauth.requireBearer(),
+    (req, res) => {
+      res.setHeader('Content-Type', 'application/json');
+      res.end(JSON.stringify({ user: req.auth.userId }));
+    },
+  ];
+  app.post('/mcp', ...mcp);
+  // FAST_PATH=1: the API endpoints and POST /mcp through oauth.fastPath, counted by a `before` step, the count at
+  // GET /fast-count.
   let fast = 0;
   app.get('/fast-count', (_req, res) => res.json({ fast }));
   const count = (_req, _res, next) => {
     fast += 1;
     next();
   };
-  server.on('request', process.env.FAST_PATH === '1' ? oauth.fastPath(app, { before: [count] }) : app);
+  server.on(
+    'request',
+    process.env.FAST_PATH === '1' ? oauth.fastPath(app, { before: [count], routes: { '/mcp': mcp } }) : app,
+  );
   console.log(JSON.stringify({ url: issuer, express: require('express/package.json').version }));
 });

@@ -4,18 +4,30 @@
 // and body over what an MCP client or an attacker sends (tokens of every kind, Origin, Host, Accept, Content-Type,
 // protocol versions, single messages, batches, notifications, malformed JSON).
 import fc from 'fast-check';
+import { createUser } from '../../example-app/users';
 import { ALL_SCOPES, startExampleApp, type RunningExampleApp } from '../helpers/example-app';
 import { exchange, listenOnLoopback, type RawAnswer } from '../helpers/raw-http';
 
 let app: RunningExampleApp;
 let wide: string;
 let narrow: string;
+let revoked: string;
+let ghostly: string;
 
 beforeAll(async () => {
   app = await startExampleApp();
   wide = await app.mintToken(ALL_SCOPES);
   // Without clients:read: list_clients is refused with 403 insufficient_scope, and not listed.
   narrow = await app.mintToken(ALL_SCOPES.filter((scope) => scope !== 'clients:read'));
+  // A token whose grant the user revoked, and one whose user was deleted (requireUser's refusal).
+  revoked = await app.mintToken(ALL_SCOPES);
+  const { grant_id } = JSON.parse(Buffer.from(revoked.split('.')[1]!, 'base64url').toString()) as {
+    grant_id: string;
+  };
+  await app.oauth.revokeGrant(grant_id, { by: 'user' });
+  const ghost = await createUser(app.db, { email: 'ghost@example.com', password: 'a ghostly password' });
+  ghostly = await app.mintToken(ALL_SCOPES, ghost);
+  await app.db.run('DELETE FROM users WHERE id = ?', [Number(ghost.id)]);
 });
 afterAll(() => app.stop());
 
@@ -67,6 +79,8 @@ describe('property: the fast path answers /mcp as Express does', () => {
   const authorization = usually<() => string | undefined>(
     () => `Bearer ${wide}`,
     () => `Bearer ${narrow}`,
+    () => `Bearer ${revoked}`,
+    () => `Bearer ${ghostly}`,
     () => `bearer  ${wide}`,
     () => `Bearer ${wide}x`,
     () => 'Bearer not-a-token',
@@ -125,6 +139,7 @@ describe('property: the fast path answers /mcp as Express does', () => {
       'null',
     ),
     host: usually<string | undefined>(undefined, 'localhost', 'rebound.attacker.example'),
+    contentEncoding: usually<string | undefined>(undefined, 'gzip', 'identity'),
     body,
   });
 
@@ -143,6 +158,9 @@ describe('property: the fast path answers /mcp as Express does', () => {
     const fast = await listenOnLoopback(app.listener);
     const plain = await listenOnLoopback(app.app);
     const statuses = new Set<number>();
+    // Express dispatches the plain side's requests and none of the fast side's: as many calls as runs.
+    const express = jest.spyOn(app.app as unknown as { handle: () => void }, 'handle');
+    let runs = 0;
     try {
       await fc.assert(
         fc.asyncProperty(request, async (r) => {
@@ -153,12 +171,14 @@ describe('property: the fast path answers /mcp as Express does', () => {
           if (r.accept !== undefined) headers.Accept = r.accept;
           if (r.version !== undefined) headers['MCP-Protocol-Version'] = r.version;
           if (r.origin !== undefined) headers.Origin = r.origin;
+          if (r.contentEncoding !== undefined) headers['Content-Encoding'] = r.contentEncoding;
           const [head, payload] = raw('POST', '/mcp', headers, r.body);
           const sent = r.host === undefined ? head : head.replace('Host: 127.0.0.1', `Host: ${r.host}`);
           const [a, b] = await Promise.all([
             exchange(fast.port, Buffer.from(sent, 'latin1'), payload),
             exchange(plain.port, Buffer.from(sent, 'latin1'), payload),
           ]);
+          runs += 1;
           expect(comparable(a)).toEqual(comparable(b));
           expect(a.status).toBeGreaterThanOrEqual(200);
           expect(a.status).toBeLessThan(500);
@@ -166,7 +186,9 @@ describe('property: the fast path answers /mcp as Express does', () => {
         }),
         { numRuns: 200 },
       );
+      expect(express).toHaveBeenCalledTimes(runs);
     } finally {
+      express.mockRestore();
       fast.close();
       plain.close();
     }
