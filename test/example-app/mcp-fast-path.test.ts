@@ -6,7 +6,7 @@
 import fc from 'fast-check';
 import { createUser } from '../../example-app/users';
 import { ALL_SCOPES, startExampleApp, type RunningExampleApp } from '../helpers/example-app';
-import { exchange, listenOnLoopback, type RawAnswer } from '../helpers/raw-http';
+import { comparable, exchange, listenOnLoopback } from '../helpers/raw-http';
 
 let app: RunningExampleApp;
 let wide: string;
@@ -143,16 +143,8 @@ describe('property: the fast path answers /mcp as Express does', () => {
     body,
   });
 
-  const comparable = (answer: RawAnswer) => ({
-    status: answer.status,
-    body: answer.body,
-    // The date moves between the two requests and each gets a request id of its own; everything else must match.
-    headers: answer.headers
-      .split('\r\n')
-      .slice(1)
-      .filter((line) => !/^(date|x-request-id):/i.test(line))
-      .sort(),
-  });
+  // The date moves between the two requests and each gets a request id of its own; everything else must match.
+  const ignored = ['date', 'x-request-id'];
 
   test('status, headers and body', async () => {
     const fast = await listenOnLoopback(app.listener);
@@ -179,7 +171,7 @@ describe('property: the fast path answers /mcp as Express does', () => {
             exchange(plain.port, Buffer.from(sent, 'latin1'), payload),
           ]);
           runs += 1;
-          expect(comparable(a)).toEqual(comparable(b));
+          expect(comparable(a, ignored)).toEqual(comparable(b, ignored));
           expect(a.status).toBeGreaterThanOrEqual(200);
           expect(a.status).toBeLessThan(500);
           statuses.add(a.status);

@@ -27,6 +27,22 @@ export function readAnswer(socket: Socket): Promise<RawAnswer> {
   });
 }
 
+/**
+ * What two answers to the same request must share: status, body and the sorted header lines, minus the named headers
+ * (lower case) that legitimately differ between two requests, such as `date`.
+ */
+export function comparable(answer: RawAnswer, ignored: readonly string[]) {
+  return {
+    status: answer.status,
+    body: answer.body,
+    headers: answer.headers
+      .split('\r\n')
+      .slice(1)
+      .filter((line) => !ignored.includes(line.slice(0, line.indexOf(':')).toLowerCase()))
+      .sort(),
+  };
+}
+
 const bytes = (value: Buffer | string) => (typeof value === 'string' ? Buffer.from(value, 'latin1') : value);
 
 /**
