@@ -2,6 +2,7 @@
 import type { Database } from 'better-sqlite3';
 import { grantKeyRange } from '../crypto/refresh-token';
 import { createGroupCommit } from './group-commit';
+import { withSweepCache } from './sqlite-cache';
 import { migrateSqlite } from './sqlite-schema';
 import { prepareStatements } from './sqlite-statements';
 import { sqliteUpstreamTokens } from './sqlite-upstream';
@@ -224,7 +225,8 @@ export function createSqliteStore(
     findRefreshToken: (key) => mapRow(sql.findTokenWithGrant.get(key, now()), toRefreshLookup),
     advanceRefreshToken: (input) => atomically(() => advance(input, now())),
 
-    purgeExpired: (batchSize = 500) => purge.immediate(batchSize, now()),
+    // A batch reads cold pages: under a small page cache (sqlite-cache.ts), so that it keeps no memory.
+    purgeExpired: (batchSize = 500) => withSweepCache(db, () => purge.immediate(batchSize, now())),
 
     listSigningKeys: () => (sql.listSigningKeys.all() as Row[]).map(toSigningKey),
     addSigningKey: (key) =>
