@@ -17,8 +17,8 @@ export const SWEEP_CACHE_KIB = 2000;
  */
 export function withSweepCache<T>(db: Database, work: () => T): T {
   // cache_size is a number of pages when positive, of KiB when negative.
-  const limit = db.pragma('cache_size', { simple: true }) as number;
-  const kib = limit < 0 ? -limit : (limit * (db.pragma('page_size', { simple: true }) as number)) / 1024;
+  const limit = Number(db.pragma('cache_size', { simple: true }));
+  const kib = limit < 0 ? -limit : (limit * Number(db.pragma('page_size', { simple: true }))) / 1024;
   if (kib <= SWEEP_CACHE_KIB) return work();
   db.pragma(`cache_size = -${SWEEP_CACHE_KIB}`);
   try {

@@ -225,7 +225,7 @@ export function createSqliteStore(
     findRefreshToken: (key) => mapRow(sql.findTokenWithGrant.get(key, now()), toRefreshLookup),
     advanceRefreshToken: (input) => atomically(() => advance(input, now())),
 
-    // A batch reads cold pages: under a small page cache (sqlite-cache.ts), so that it keeps no memory.
+    // A batch reads cold pages: under a small page cache (sqlite-cache.ts), so that it leaves at most 2 MB of them.
     purgeExpired: (batchSize = 500) => withSweepCache(db, () => purge.immediate(batchSize, now())),
 
     listSigningKeys: () => (sql.listSigningKeys.all() as Row[]).map(toSigningKey),

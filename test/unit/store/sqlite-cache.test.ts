@@ -36,6 +36,15 @@ describe('withSweepCache', () => {
     db.close();
   });
 
+  test('a host connection that reads integers as BigInt', () => {
+    const db = new Database(join(dir, 'a.db'));
+    db.defaultSafeIntegers(true);
+    db.pragma('cache_size = 10000');
+    expect(withSweepCache(db, () => limitOf(db))).toBe(BigInt(-SWEEP_CACHE_KIB));
+    expect(limitOf(db)).toBe(10_000n);
+    db.close();
+  });
+
   test('the host limit comes back when the work throws', () => {
     const db = new Database(join(dir, 'a.db'));
     const before = limitOf(db);
