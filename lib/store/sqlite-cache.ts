@@ -1,10 +1,13 @@
-// SQLite keeps each page a connection reads in that connection's page cache, up to a limit, and gives the memory back
-// only when the connection closes. better-sqlite3 builds SQLite with a limit of 16 MB (SQLITE_DEFAULT_CACHE_SIZE=-16000;
-// SQLite's own default is 2 MB). A purge pass reads cold pages all over the tables and their indexes (expired codes are
-// found by expiry and deleted by rowid, code hash and grant): its first pass on a large database fills the cache to that
-// limit for good, 16 MB of pages that no request reads, held for the life of the process, and it pushes out the pages
-// requests do read. So a sweep runs under SQLite's own default limit, and the host's limit is put back after it (as
-// PostgreSQL's VACUUM reads through a small ring of buffers, not through its shared cache).
+// SQLite keeps the pages a connection reads in that connection's page cache up to a limit; a full cache reuses its
+// least recently used pages rather than free them, so it stays that large until the limit is lowered or the cache is
+// reset (another connection's commit). better-sqlite3 builds SQLite with a limit of 16 MB
+// (SQLITE_DEFAULT_CACHE_SIZE=-16000; SQLite's own default is 2 MB). A purge pass reads cold pages all over the tables
+// and their indexes (expired codes are found by expiry and deleted by rowid, code hash and grant), so its first pass
+// over a large database fills the cache to that limit, with pages no request reads, in place of those requests do read.
+// Where requests read few pages (one service, few users) that is 16 MB the process did not need, kept; where they read
+// more than 16 MB, the cache fills anyway. So a sweep runs under SQLite's own default limit and the host's limit is put
+// back after it, as PostgreSQL's VACUUM reuses a small ring of its shared buffers instead of passing through all of
+// them.
 import type { Database } from 'better-sqlite3';
 
 /** The page cache a sweep may fill, in KiB: SQLite's own default (https://sqlite.org/pragma.html#pragma_cache_size). */

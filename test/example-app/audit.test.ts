@@ -8,6 +8,7 @@ import { APP_USER, startExampleApp, type RunningExampleApp } from '../helpers/ex
 import { createTestDatabase, type TestDatabase } from '../helpers/postgres-database';
 import { describeWith } from '../helpers/services';
 import { logSink } from '../helpers/log-sink';
+import { PURGE_AUDIT_SQL } from '../../example-app/audit';
 import { readConfig } from '../../example-app/config';
 
 async function connectClient(app: RunningExampleApp) {
@@ -171,6 +172,14 @@ function describeAudit(name: string, place: Place) {
       await app.purge.runOnce();
       expect(await count()).toBe(before - 1);
     });
+
+    if (name === 'SQLite')
+      test('the purge finds old events by the time index, not by reading the whole trail', async () => {
+        const plan = await app.db.all<{ detail: string }>(`EXPLAIN QUERY PLAN ${PURGE_AUDIT_SQL}`, [0, 500]);
+        const steps = plan.map((step) => step.detail);
+        expect(steps).toContainEqual(expect.stringContaining('INDEX audit_events_time'));
+        expect(steps.filter((step) => step.startsWith('SCAN'))).toEqual([]);
+      });
   });
 }
 
