@@ -12,6 +12,8 @@ const BATCH_SIZE = 500;
 /** At most this many batches per pass, so that a backlog is worked off over several passes, never in one long one. */
 const MAX_BATCHES = 20;
 
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
 export function schedulePurge(
   store: OAuthStore,
   intervalMs: number,
@@ -26,11 +28,17 @@ export function schedulePurge(
     running ??= (async () => {
       let total = 0;
       for (let batch = 0; batch < MAX_BATCHES; batch += 1) {
+        // A turn of the event loop before each batch but the first: a synchronous store (SQLite) answers without one,
+        // and the pass would then hold every request for all its batches at once instead of one batch at a time.
+        if (batch > 0) await nextTurn();
         const removed = await store.purgeExpired(BATCH_SIZE);
         total += removed;
         if (removed === 0) break;
       }
-      for (const purgeMore of alsoPurge) total += await purgeMore();
+      for (const purgeMore of alsoPurge) {
+        await nextTurn();
+        total += await purgeMore();
+      }
       return total;
     })().finally(() => {
       running = undefined;

@@ -5,6 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { hashSecret, randomSecret } from '../../lib/crypto/secrets';
 import { clientRecord } from '../helpers/fixtures';
 import { startExampleApp } from '../helpers/example-app';
+import { schedulePurge } from '../../example-app/purge';
 
 const count = async (app: Awaited<ReturnType<typeof startExampleApp>>, table: string) =>
   Number((await app.db.get<{ n: number }>(`SELECT count(*) AS n FROM ${table}`))!.n);
@@ -63,4 +64,37 @@ test('under a steady flow of expiring grants the tables stop growing', async () 
   } finally {
     await app.stop();
   }
+});
+
+test('a pass over a synchronous store lets other work run between its batches', async () => {
+  // Another request's work: one step per turn of the event loop, for as long as the pass runs.
+  let turns = 0;
+  let running = true;
+  const tick = () => {
+    turns += 1;
+    if (running) setImmediate(tick);
+  };
+  setImmediate(tick);
+  const seen: number[] = [];
+  let left = 3;
+  const store = {
+    purgeExpired: (batchSize: number) => {
+      seen.push(turns);
+      return left-- > 0 ? batchSize : 0;
+    },
+  } as unknown as Parameters<typeof schedulePurge>[0];
+  const audit = jest.fn(() => {
+    seen.push(turns);
+    return Promise.resolve(0);
+  });
+  const schedule = schedulePurge(store, 86_400_000, undefined, [audit]);
+  try {
+    expect(await schedule.runOnce()).toBe(1_500);
+  } finally {
+    running = false;
+    schedule.stop();
+  }
+  // Four batches (three full, one empty) and the audit purge, each after a turn the other work had.
+  expect(seen).toHaveLength(5);
+  for (let i = 1; i < seen.length; i += 1) expect(seen[i]).toBeGreaterThan(seen[i - 1]!);
 });
