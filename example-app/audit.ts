@@ -27,7 +27,7 @@ const BATCH = 500;
 /**
  * The oldest events past the retention, by the time index. Ordered by time (then id, which the index holds too), not
  * by id alone: for `ORDER BY id` SQLite, without statistics, walks the whole table in id order and filters on time,
- * which read every page of a large trail into the connection's page cache on each pass.
+ * which reads every page of a large trail into the connection's page cache on each pass.
  */
 export const PURGE_AUDIT_SQL =
   'DELETE FROM audit_events WHERE id IN (SELECT id FROM audit_events WHERE time < ? ORDER BY time, id LIMIT ?)';
