@@ -124,7 +124,7 @@ export async function createExampleApp(
     store,
     config.purgeIntervalMs,
     (error) => logger.warn({ err: error }, 'purge of expired rows failed'),
-    [() => audit.purge(Date.now())],
+    [(limit) => audit.purge(Date.now(), limit)],
   );
   const oauth = createOAuthRouter(store, signer, {
     issuer: config.baseUrl,

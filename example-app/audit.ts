@@ -12,8 +12,8 @@ export interface AuditLog {
   record(event: OAuthEvent): void;
   /** Resolves once every event recorded so far is in the table (tests, shutdown). */
   flush(): Promise<void>;
-  /** Deletes events older than the retention, in bounded batches; resolves with how many. */
-  purge(now: number): Promise<number>;
+  /** Deletes up to `limit` of the oldest events past the retention (one batch of the app's purge); resolves with how many. */
+  purge(now: number, limit: number): Promise<number>;
   /** Per client of a user: the last sign-in for it and the last refresh of each grant. */
   activity(userId: string): Promise<ActivitySummary>;
 }
@@ -23,7 +23,6 @@ export interface ActivitySummary {
   lastRefresh: Map<string, number>;
 }
 
-const BATCH = 500;
 /**
  * The oldest events past the retention, by the time index. Ordered by time (then id, which the index holds too), not
  * by id alone: for `ORDER BY id` SQLite, without statistics, walks the whole table in id order and filters on time,
@@ -80,15 +79,7 @@ export function createAuditLog(db: AppDb, logger: Logger, retentionMs: number): 
       if (scheduled) drain();
       await writing;
     },
-    async purge(now) {
-      let total = 0;
-      for (let batch = 0; batch < 20; batch += 1) {
-        const removed = await db.run(PURGE_AUDIT_SQL, [now - retentionMs, BATCH]);
-        total += removed;
-        if (removed < BATCH) break;
-      }
-      return total;
-    },
+    purge: (now, limit) => db.run(PURGE_AUDIT_SQL, [now - retentionMs, limit]),
     async activity(userId) {
       const rows = await db.all<{ type: string; key: string; at: number }>(
         `SELECT type, CASE WHEN type = 'sign_in.succeeded' THEN client_id ELSE grant_id END AS key, max(time) AS at

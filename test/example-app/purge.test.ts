@@ -83,18 +83,20 @@ test('a pass over a synchronous store lets other work run between its batches', 
       return left-- > 0 ? batchSize : 0;
     },
   } as unknown as Parameters<typeof schedulePurge>[0];
-  const audit = jest.fn(() => {
+  let auditLeft = 1;
+  const audit = jest.fn((limit: number) => {
     seen.push(turns);
-    return Promise.resolve(0);
+    return Promise.resolve(auditLeft-- > 0 ? limit : 0);
   });
   const schedule = schedulePurge(store, 86_400_000, undefined, [audit]);
   try {
-    expect(await schedule.runOnce()).toBe(1_500);
+    expect(await schedule.runOnce()).toBe(2_000);
   } finally {
     running = false;
     schedule.stop();
   }
-  // Four batches (three full, one empty) and the audit purge, each after a turn the other work had.
-  expect(seen).toHaveLength(5);
+  // Four batches of the store's (three full, one empty) and two of the audit's (one full, one empty), each after a
+  // turn the other work had.
+  expect(seen).toHaveLength(6);
   for (let i = 1; i < seen.length; i += 1) expect(seen[i]).toBeGreaterThan(seen[i - 1]!);
 });
