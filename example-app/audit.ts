@@ -12,7 +12,7 @@ export interface AuditLog {
   record(event: OAuthEvent): void;
   /** Resolves once every event recorded so far is in the table (tests, shutdown). */
   flush(): Promise<void>;
-  /** Deletes up to `limit` of the oldest events past the retention (one batch of the app's purge); resolves with how many. */
+  /** One batch of the app's purge: deletes up to `limit` events past the retention, oldest first; returns how many. */
   purge(now: number, limit: number): Promise<number>;
   /** Per client of a user: the last sign-in for it and the last refresh of each grant. */
   activity(userId: string): Promise<ActivitySummary>;
