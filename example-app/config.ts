@@ -1,5 +1,6 @@
 // The reference app's settings, from the environment (example-app/README.md lists each one, and a test keeps that true).
 import { resolve } from 'node:path';
+import type { EnterpriseIdp } from 'express-mcp-oauth';
 import { LOG_LEVELS } from './log';
 
 export interface AppConfig {
@@ -40,8 +41,11 @@ export interface AppConfig {
   metricsHost: string;
   /** KEYS_REFRESH_SECONDS: how often the signing key set is re-read, in milliseconds (default and most 60 s). */
   keysRefreshMs: number;
-  /** TRUSTED_IDPS: the issuers of the enterprise IdPs whose ID-JAGs the jwt-bearer grant accepts; empty: grant off. */
-  trustedIdps: string[];
+  /**
+   * TRUSTED_IDPS: the enterprise IdPs whose ID-JAGs the jwt-bearer grant accepts, each with the email domains it
+   * speaks for when the entry names them; empty: grant off.
+   */
+  trustedIdps: EnterpriseIdp[];
   /**
    * UPSTREAM_OIDC_ISSUER, UPSTREAM_CLIENT_ID, UPSTREAM_CLIENT_SECRET, UPSTREAM_NAME: sign-in through that OpenID
    * provider ("Continue with <name>"); undefined: off.
@@ -79,14 +83,19 @@ const isLoopbackHost = (hostname: string) =>
 
 /**
  * TRUSTED_IDPS: comma-separated https issuer URLs, kept exactly as given (an ID-JAG's `iss` must spell its issuer the
- * same way). A loopback issuer only with CIMD_ALLOW_LOOPBACK=1, as client documents.
+ * same way), each optionally followed by `=` and the email domains it speaks for, separated by `|`
+ * (`https://idp.example.com=example.com|example.org`). A loopback issuer only with CIMD_ALLOW_LOOPBACK=1, as client
+ * documents.
  */
-export function parseTrustedIdps(value: string | undefined, allowLoopback: boolean): string[] {
-  const issuers = (value ?? '')
+export function parseTrustedIdps(value: string | undefined, allowLoopback: boolean): EnterpriseIdp[] {
+  const entries = (value ?? '')
     .split(',')
-    .map((issuer) => issuer.trim())
+    .map((entry) => entry.trim())
     .filter(Boolean);
-  for (const issuer of issuers) {
+  const idps = new Map<string, EnterpriseIdp>();
+  for (const entry of entries) {
+    const equals = entry.indexOf('=');
+    const issuer = equals < 0 ? entry : entry.slice(0, equals).trim();
     const url = URL.canParse(issuer) ? new URL(issuer) : undefined;
     if (!url || url.protocol !== 'https:')
       throw new ConfigError(
@@ -102,9 +111,29 @@ export function parseTrustedIdps(value: string | undefined, allowLoopback: boole
         `TRUSTED_IDPS holds "${issuer}", a loopback address: use the provider's public issuer, ` +
           'or set CIMD_ALLOW_LOOPBACK=1 (tests only).',
       );
+    if (idps.has(issuer))
+      throw new ConfigError(`TRUSTED_IDPS lists "${issuer}" twice: list each provider once.`);
+    if (equals < 0) {
+      idps.set(issuer, { issuer });
+      continue;
+    }
+    const domains = entry
+      .slice(equals + 1)
+      .split('|')
+      .map((domain) => domain.trim().toLowerCase());
+    const bad = domains.find((domain) => !DOMAIN.test(domain));
+    if (bad !== undefined)
+      throw new ConfigError(
+        `TRUSTED_IDPS gives "${issuer}" the email domain "${bad}", which is not a domain; write ` +
+          `${issuer}=example.com|example.org (the part of an address after the @).`,
+      );
+    idps.set(issuer, { issuer, emailDomains: [...new Set(domains)] });
   }
-  return [...new Set(issuers)];
+  return [...idps.values()];
 }
+
+/** A host name of letters, digits and hyphens (an IDN in its xn-- form), as after the @ of an address. */
+const DOMAIN = /^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/;
 
 export function readConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   const port = env.PORT === undefined || env.PORT === '' ? 3000 : Number(env.PORT);

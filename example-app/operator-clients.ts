@@ -3,6 +3,7 @@
 // the library's registerOperatorClient with that user's id kept in its metadata (ACTS_FOR_USER), which /mcp reads.
 // An enterprise app (the jwt-bearer grant) names no user: each ID-JAG it presents names one.
 import {
+  emailKey,
   registerOperatorClient,
   type ClientRecord,
   type OAuthStore,
@@ -129,10 +130,13 @@ export async function createOperatorClient(
   const checked = readOperatorClientInput(input);
   let actsFor: { id: number; email: string } | undefined;
   if (checked.user !== undefined) {
-    actsFor = await db.get<{ id: number; email: string }>(
-      'SELECT id, email FROM users WHERE lower(email) = lower(?)',
-      [checked.user],
-    );
+    const key = emailKey(checked.user);
+    actsFor =
+      key === undefined
+        ? undefined
+        : await db.get<{ id: number; email: string }>('SELECT id, email FROM users WHERE email_key = ?', [
+            key,
+          ]);
     if (!actsFor) refuse(`No user has the email ${checked.user}: create one first with npm run user:create.`);
   }
   let created;

@@ -1,5 +1,6 @@
 // Users of the business service: creation with an scrypt password hash and a company, and sign-in checks.
 import { randomBytes, scrypt, timingSafeEqual, type BinaryLike, type ScryptOptions } from 'node:crypto';
+import { emailKey } from 'express-mcp-oauth';
 import type { AppDb } from './db/database';
 import { seedDemoData } from './demo-data';
 
@@ -17,7 +18,6 @@ export class UserInputError extends Error {
 }
 
 const SCRYPT = { N: 16384, r: 8, p: 1, keyLength: 32 };
-const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 export const MIN_PASSWORD_LENGTH = 10;
 
 /**
@@ -64,8 +64,15 @@ export async function createUser(
   input: { email?: string; password?: string; name?: string; company?: string },
 ): Promise<AppUser> {
   const email = input.email?.trim() ?? '';
-  if (!EMAIL.test(email) || email.length > 254)
-    throw new UserInputError(`"${email}" is not a valid email address.`);
+  // Accounts are found by this key, computed here the same way for SQLite and PostgreSQL.
+  const key = emailKey(email);
+  if (key === undefined)
+    throw new UserInputError(
+      email.normalize('NFKC') !== email && emailKey(email.normalize('NFKC')) !== undefined
+        ? `"${email}" has characters that Unicode normalisation changes (it would be compared as ` +
+            `"${email.normalize('NFKC')}"): type the address with plain characters.`
+        : `"${email}" is not a valid email address.`,
+    );
   const password = input.password ?? '';
   if (!password) throw new UserInputError('A password is required (--password).');
   if (password.length < MIN_PASSWORD_LENGTH) {
@@ -79,7 +86,7 @@ export async function createUser(
   const passwordHash = await hashPassword(password);
 
   return db.transaction(async (tx) => {
-    if (await tx.get('SELECT 1 AS taken FROM users WHERE lower(email) = lower(?)', [email])) {
+    if (await tx.get('SELECT 1 AS taken FROM users WHERE email_key = ?', [key])) {
       throw new UserInputError(`A user with the email ${email} already exists.`);
     }
     const now = new Date().toISOString();
@@ -89,8 +96,8 @@ export async function createUser(
       [companyName, email, now],
     );
     const id = await tx.insert(
-      'INSERT INTO users (company_id, email, name, password_hash, created_at) VALUES (?, ?, ?, ?, ?) RETURNING id',
-      [companyId, email, name ?? null, passwordHash, now],
+      'INSERT INTO users (company_id, email, email_key, name, password_hash, created_at) VALUES (?, ?, ?, ?, ?, ?) RETURNING id',
+      [companyId, email, key, name ?? null, passwordHash, now],
     );
     await seedDemoData(tx, companyId);
     return { id: String(id), name, email, companyId };
@@ -107,15 +114,16 @@ interface UserRow {
 
 /** The user with this email and password, or null; the same work is done whether or not the email exists. */
 export async function authenticateUser(db: AppDb, email: string, password: string): Promise<AppUser | null> {
-  // A malformed email (a control character, which PostgreSQL cannot even compare) matches nobody; the hash is still
-  // checked, so the answer takes as long as for a real account.
-  if (!EMAIL.test(email) || email.length > 254 || /[\u0000-\u001f\u007f]/.test(email)) {
+  // A malformed email (a control character, which PostgreSQL cannot even compare, or one normalisation changes)
+  // matches nobody; the hash is still checked, so the answer takes as long as for a real account.
+  const key = emailKey(email);
+  if (key === undefined) {
     await verifyPassword(password, await dummy());
     return null;
   }
   const row = await db.get<UserRow>(
-    'SELECT id, email, name, company_id, password_hash FROM users WHERE lower(email) = lower(?)',
-    [email],
+    'SELECT id, email, name, company_id, password_hash FROM users WHERE email_key = ?',
+    [key],
   );
   const ok = await verifyPassword(password, row?.password_hash ?? (await dummy()));
   if (!row || !ok) return null;
@@ -139,21 +147,16 @@ export async function findUser(db: AppDb, id: string): Promise<AppUser | null> {
 }
 
 /**
- * The user with this email (any case, as sign-in matches it), or null: how an enterprise IdP's ID-JAG names a user of
- * the app (its `email` claim). A malformed email, or none, matches nobody.
+ * The user with this email (compared by its key, as sign-in matches it), or null: how an enterprise IdP's ID-JAG or
+ * an upstream provider names a user of the app (the library passes only an address its provider verified). A
+ * malformed email, one normalisation changes, or none, matches nobody.
  */
 export async function findUserByEmail(db: AppDb, email: unknown): Promise<AppUser | null> {
-  if (
-    typeof email !== 'string' ||
-    !EMAIL.test(email) ||
-    email.length > 254 ||
-    /[\u0000-\u001f\u007f]/.test(email)
-  )
-    return null;
-  const row = await db.get<UserRow>(
-    'SELECT id, email, name, company_id FROM users WHERE lower(email) = lower(?)',
-    [email],
-  );
+  const key = emailKey(email);
+  if (key === undefined) return null;
+  const row = await db.get<UserRow>('SELECT id, email, name, company_id FROM users WHERE email_key = ?', [
+    key,
+  ]);
   return row
     ? { id: String(row.id), email: row.email, name: row.name ?? undefined, companyId: Number(row.company_id) }
     : null;

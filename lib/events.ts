@@ -36,6 +36,12 @@ export type OAuthEventType =
   /** The token endpoint refused a request: `reason` is the OAuth error code (invalid_grant, invalid_client, ...). */
   | 'token.refused'
   /**
+   * A valid ID-JAG named no user it may name (answered invalid_grant): `reason` is `no_account` (no link and no user
+   * with its email), `unverified_email` (email_verified is not true), `email_domain` (outside the domains its IdP
+   * speaks for) or `malformed_email`; `detail` names the IdP and its subject.
+   */
+  | 'id_jag.refused'
+  /**
    * A used refresh token presented after its reuse window (`reason` `after_window`, with `firstUsedAt`), or a token
    * left behind by a branch (`superseded`): its grant is revoked (RFC 9700 §4.14.2).
    */
@@ -71,7 +77,8 @@ export interface OAuthEvent {
   /**
    * code.replayed: `replay` or `pkce_mismatch`; sign_in.failed: `bad_credentials`, or through an upstream provider
    * `state_mismatch`, `replayed`, `upstream_error`, `upstream_unavailable`, `upstream_invalid`, `unverified_email`,
-   * `no_account`; token.refused: the error code;
+   * `no_account`; token.refused: the error code; id_jag.refused: `no_account`, `unverified_email`, `email_domain`,
+   * `malformed_email`;
    * client.fetch_failed, idp.fetch_failed: the failure; refresh_token.reused: `after_window` or `superseded`.
    */
   reason?: string;
@@ -107,7 +114,7 @@ export interface OAuthEvent {
     | 'client_credentials'
     | 'urn:ietf:params:oauth:grant-type:jwt-bearer';
   /**
-   * client.fetch_failed, idp.fetch_failed, sign_in.failed through a provider: what went wrong, for the operator (the URL, the address its host
+   * client.fetch_failed, idp.fetch_failed, id_jag.refused, sign_in.failed through a provider: what went wrong, for the operator (the URL, the address its host
    * resolved to, the socket error or HTTP status); never sent to the caller, and never holds a secret.
    */
   detail?: string;

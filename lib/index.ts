@@ -31,8 +31,16 @@ export type {
 export { registerOperatorClient } from './grants/operator-clients';
 /** What the operator says of such a client, and what registering it returns. */
 export type { OperatorClient, OperatorClientOptions, OperatorGrantType } from './grants/operator-clients';
-/** The trusted enterprise IdPs of the jwt-bearer grant (the `enterpriseIdps` option), and the ID-JAG claims findUser reads. */
-export type { EnterpriseIdpOptions, IdJagClaims } from './grants/id-jag-options';
+/**
+ * The trusted enterprise IdPs of the jwt-bearer grant (the `enterpriseIdps` option), each with the email domains it
+ * speaks for, the ID-JAG claims findLinkedUser and findUser read, and the user they return.
+ */
+export type { EnterpriseIdp, EnterpriseIdpOptions, IdJagClaims, IdJagUser } from './grants/id-jag-options';
+/**
+ * The one form in which to compare email addresses (NFKC, lower case), or undefined for one that names no account:
+ * what findUser of the jwt-bearer grant and of upstream sign-in should match on both sides.
+ */
+export { emailKey } from './util/email';
 /**
  * Sign-in through upstream providers (the `upstream` option): each provider, who signed in as findUser sees it, and
  * what a plain OAuth 2 provider's identity reader is given.

@@ -4,9 +4,13 @@
 //
 // Money is always an integer number of minor units (cents) with an ISO 4217 currency; VAT rates are basis points
 // (2000 = 20 %). Every business row belongs to a company, and every query filters by it.
+import { emailKey } from 'express-mcp-oauth';
 import type { AppDb } from './database';
 
-const MIGRATIONS: readonly string[] = [
+/** A migration: DDL (written for SQLite), or work done in code within the same transaction. */
+type Migration = string | ((tx: AppDb) => Promise<void>);
+
+const MIGRATIONS: readonly Migration[] = [
   `
   CREATE TABLE companies (
     id INTEGER PRIMARY KEY,
@@ -186,7 +190,36 @@ const MIGRATIONS: readonly string[] = [
   CREATE INDEX audit_events_user ON audit_events (user_id, type, time);
   CREATE INDEX audit_events_time ON audit_events (time);
   `,
+  // 4: emails compared by a key computed in code (emailKey: NFKC, then lower case), the same on SQLite and PostgreSQL.
+  // Both databases' lower() differ (PostgreSQL folds Unicode by locale: the Kelvin sign matched a "k" there), so an
+  // address could name one account on one and another account on the other.
+  `
+  ALTER TABLE users ADD COLUMN email_key TEXT;
+  `,
+  fillEmailKeys,
+  `
+  DROP INDEX users_email;
+  CREATE UNIQUE INDEX users_email_key ON users (email_key);
+  `,
 ];
+
+/**
+ * Each user's email key. An address that normalisation would change (written before the rule) keeps none: it names
+ * no account by email, as the same address typed at sign-in does not, rather than being taken for another one.
+ */
+async function fillEmailKeys(tx: AppDb): Promise<void> {
+  const users = await tx.all<{ id: number; email: string }>('SELECT id, email FROM users ORDER BY id');
+  const taken = new Set<string>();
+  const rows: [string, number][] = [];
+  for (const { id, email } of users) {
+    const key = emailKey(email);
+    // Two accounts that only one database told apart by case: the older one keeps the address.
+    if (key === undefined || taken.has(key)) continue;
+    taken.add(key);
+    rows.push([key, Number(id)]);
+  }
+  if (rows.length) await tx.runMany('UPDATE users SET email_key = ? WHERE id = ?', rows);
+}
 
 /** The SQLite DDL in PostgreSQL's words: identity keys, BIGINT integers, DOUBLE PRECISION reals, no STRICT. */
 export function postgresDdl(sql: string): string {
@@ -197,8 +230,11 @@ export function postgresDdl(sql: string): string {
     .replace(/\) STRICT;/g, ');');
 }
 
-/** Brings the app's tables up to date; safe when several processes start at once. */
-export async function migrateAppSchema(db: AppDb): Promise<void> {
+/**
+ * Brings the app's tables up to date (or to version `upTo`: tests of a migration start from the schema before it);
+ * safe when several processes start at once.
+ */
+export async function migrateAppSchema(db: AppDb, upTo = MIGRATIONS.length): Promise<void> {
   await db.run('CREATE TABLE IF NOT EXISTS app_meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL)');
   await db.transaction(async (tx) => {
     // PostgreSQL: one instance migrates, the others wait and then find nothing to do. SQLite: BEGIN IMMEDIATE.
@@ -208,9 +244,11 @@ export async function migrateAppSchema(db: AppDb): Promise<void> {
     const current = Number(row?.value ?? 0);
     if (current > MIGRATIONS.length)
       throw new Error(`The database is at app schema ${current}, newer than this app knows.`);
-    for (let version = current; version < MIGRATIONS.length; version += 1) {
-      const ddl = tx.dialect === 'postgres' ? postgresDdl(MIGRATIONS[version]!) : MIGRATIONS[version]!;
-      for (const statement of ddl
+    for (let version = current; version < upTo; version += 1) {
+      const migration = MIGRATIONS[version]!;
+      if (typeof migration === 'function') await migration(tx);
+      const ddl = typeof migration === 'string' ? migration : '';
+      for (const statement of (tx.dialect === 'postgres' ? postgresDdl(ddl) : ddl)
         .split(/;\s*\n/)
         .map((part) => part.trim())
         .filter((part) => part && !/^(--[^\n]*\n?)*$/.test(part))) {

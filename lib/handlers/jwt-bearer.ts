@@ -5,10 +5,16 @@ import type { Request } from 'express';
 import type { OAuthContext } from '../context';
 import { idJagReplayKey, verifyIdJag } from '../crypto/id-jag';
 import { OAuthError } from '../errors';
-import { JWT_BEARER_GRANT, type IdJagClaims } from '../grants/id-jag-options';
+import {
+  JWT_BEARER_GRANT,
+  type EnterpriseIdpConfig,
+  type IdJagClaims,
+  type IdJagUser,
+} from '../grants/id-jag-options';
 import type { ClientRecord } from '../store/types';
 import { issueGrantlessToken, type GrantlessTokenResponse } from './grantless-token';
 import { readParam, readResource, requireParam } from '../util/params';
+import { emailDomain } from '../util/email';
 import { OFFLINE_ACCESS, parseScope } from '../util/scopes';
 
 /** What the grant uses: the IdPs' keys, the store (a grant per token, and the jti record), the signer and events. */
@@ -41,11 +47,7 @@ export async function issueIdJagToken(
   const resource = grantedResource(claims.resource, req, config.resources);
   const scopes = grantedScopes(claims.scope, readParam(req.body, 'scope'), client, config.scopeNames);
 
-  const user = await idps.findUser(claims as IdJagClaims, req);
-  if (!user || typeof user.id !== 'string' || !user.id)
-    throw invalidGrant('The ID-JAG names no user of this service.');
-  // requireBearer reads sub = client_id as a machine's token: such a user's token would act as the client.
-  if (user.id === client.clientId) throw invalidGrant('The ID-JAG names no user of this service.');
+  const user = await userOf(ctx, req, claims as IdJagClaims, client);
 
   // The extension §7.4.2: replay detection is REQUIRED in this profile (RFC 7523 §3 item 7 leaves it optional). Last,
   // so that a request refused for any other reason leaves the ID-JAG usable by its rightful client.
@@ -61,6 +63,72 @@ export async function issueIdJagToken(
     grantType: JWT_BEARER_GRANT,
     jkt,
   });
+}
+
+/** Why an ID-JAG named no user: the `reason` of its id_jag.refused event. */
+type IdentityRefusal = 'no_account' | 'unverified_email' | 'malformed_email' | 'email_domain';
+
+/**
+ * The user an ID-JAG names. Draft §3.1 makes `iss` + `sub` the subject; an email claim is only what the IdP's
+ * account holds, which at many IdPs its user or a tenant administrator can set to any address. So: the host's link
+ * to the IdP account first; without one, an email only when the IdP verified it (OpenID Connect Core §5.1,
+ * `email_verified` true, as upstream sign-in requires), only within the domains the operator lets that IdP speak for
+ * (with two IdPs trusted, either could otherwise name the other's users, or one who signs in only with a password),
+ * and only in a form normalisation leaves alone. Every refusal is invalid_grant (RFC 7523 §3.1) and an event.
+ */
+async function userOf(
+  ctx: JwtBearerDeps,
+  req: Request,
+  claims: IdJagClaims,
+  client: ClientRecord,
+): Promise<IdJagUser> {
+  const idps: EnterpriseIdpConfig = ctx.config.enterpriseIdps!;
+  const refuse = (reason: IdentityRefusal, description: string, detail: string): never => {
+    ctx.emit(req, 'id_jag.refused', {
+      clientId: client.clientId,
+      reason,
+      detail: `${detail} (iss ${JSON.stringify(claims.iss)}, sub ${JSON.stringify(claims.sub.slice(0, 256))})`,
+    });
+    throw invalidGrant(description);
+  };
+  const noAccount = () =>
+    refuse(
+      'no_account',
+      'The ID-JAG names no user of this service.',
+      'no user is linked to or has its email',
+    );
+  const { iss, sub, tenant } = claims;
+  let user = await idps.findLinkedUser?.(
+    { iss, sub, ...(typeof tenant === 'string' ? { tenant } : {}) },
+    req,
+  );
+  if (!user) {
+    if (!idps.findUser || claims.email === undefined) return noAccount();
+    if (claims.email_verified !== true)
+      return refuse(
+        'unverified_email',
+        'The ID-JAG names its user by an email its identity provider has not verified (email_verified is not true).',
+        `email_verified is ${JSON.stringify(claims.email_verified) ?? 'absent'}`,
+      );
+    const domain = emailDomain(claims.email);
+    if (domain === undefined)
+      return refuse(
+        'malformed_email',
+        'The ID-JAG email is not an address this service can match.',
+        'the email claim is not an address in normalised form',
+      );
+    const allowed = idps.emailDomains.get(iss);
+    if (allowed && !allowed.has(domain))
+      return refuse(
+        'email_domain',
+        'The identity provider may not name users of that email domain here.',
+        `the email's domain ${JSON.stringify(domain)} is not one the IdP speaks for`,
+      );
+    user = await idps.findUser(claims, req);
+  }
+  // requireBearer reads sub = client_id as a machine's token: such a user's token would act as the client.
+  if (!user || typeof user.id !== 'string' || !user.id || user.id === client.clientId) return noAccount();
+  return user;
 }
 
 /**

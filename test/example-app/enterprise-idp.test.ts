@@ -112,11 +112,14 @@ let sqlite: Record<string, string>;
 beforeAll(async () => {
   [idp, stranger] = await Promise.all([startEnterpriseIdp(), startEnterpriseIdp()]);
   // The IdP's metadata and keys are fetched like client documents: from loopback, trusted through the test CA.
+  // The contract's fourth-wave form: the IdP speaks for example.com and example.org (the app's user is at example.com).
   app = await startExampleApp(
-    { CIMD_ALLOW_LOOPBACK: '1', TRUSTED_IDPS: idp.issuer },
+    { CIMD_ALLOW_LOOPBACK: '1', TRUSTED_IDPS: `${idp.issuer}=example.com|example.org` },
     { clientMetadataDocuments: { ca: testCa().caPem, resolveHost: resolveToLoopback } },
   );
   sqlite = { DATABASE_PATH: app.databasePath };
+  // A user the IdP does not speak for (another domain), so that its refusal is the domain's and not "no such user".
+  await createUser(app.db, { email: 'partner@example.net', password: 'a long enough password' });
 }, 60_000);
 afterAll(async () => {
   await app?.stop();
@@ -243,7 +246,33 @@ describe('an enterprise app, through the token endpoint and the MCP client', () 
   test.each([
     ['an email that names no user of the app', 'trusted', { email: 'nobody@example.com' }, /names no user/],
     ['no email claim at all', 'trusted', { email: undefined }, /names no user/],
-    ['a malformed email', 'trusted', { email: 'owner@example.com\u0000' }, /names no user/],
+    [
+      'a malformed email',
+      'trusted',
+      { email: 'owner@example.com\u0000' },
+      /not an address this service can match/,
+    ],
+    // Security round four: the attack's ID-JAG (another sub, the user's email, email_verified false) named the user.
+    [
+      "another account's unverified email (email_verified false)",
+      'trusted',
+      { sub: 'someone-else', email_verified: false },
+      /not verified/,
+    ],
+    ['an email with email_verified absent', 'trusted', { email_verified: undefined }, /not verified/],
+    ['email_verified the string "true"', 'trusted', { email_verified: 'true' }, /not verified/],
+    [
+      "a verified email of a user outside the IdP's domains in TRUSTED_IDPS",
+      'trusted',
+      { email: 'partner@example.net' },
+      /may not name users of that email domain/,
+    ],
+    [
+      'the Kelvin sign standing for a "k" (PostgreSQL\'s lower() folds it)',
+      'trusted',
+      { email: 'ow\u212aner@example.com' },
+      /not an address this service can match/,
+    ],
     [
       'an IdP that TRUSTED_IDPS does not name (its own keys, its own iss)',
       'stranger',
@@ -297,6 +326,16 @@ describe('TRUSTED_IDPS', () => {
       { CIMD_ALLOW_LOOPBACK: '0' },
       /a loopback address/,
     ],
+    ['an issuer listed twice', 'https://idp.example.com,https://idp.example.com=example.com', {}, /twice/],
+    ['an empty domain list', 'https://idp.example.com=', {}, /the email domain "", which is not a domain/],
+    [
+      'an address for a domain',
+      'https://idp.example.com=bob@example.com',
+      {},
+      /"bob@example.com", which is not/,
+    ],
+    ['a wildcard domain', 'https://idp.example.com=*.example.com', {}, /which is not a domain/],
+    ['an empty domain between two', 'https://idp.example.com=a.example||b.example', {}, /"", which is not/],
   ])('refuses %s with a message saying what to fix', (_name, value, env, message) => {
     expect(() => readConfig({ ...env, TRUSTED_IDPS: value })).toThrow(ConfigError);
     expect(() => readConfig({ ...env, TRUSTED_IDPS: value })).toThrow(message);
@@ -307,12 +346,20 @@ describe('TRUSTED_IDPS', () => {
     [
       'comma-separated, spaces trimmed, each as given',
       { TRUSTED_IDPS: ' https://acme.okta.com , https://login.example.com/tenant-1/,' },
-      ['https://acme.okta.com', 'https://login.example.com/tenant-1/'],
+      [{ issuer: 'https://acme.okta.com' }, { issuer: 'https://login.example.com/tenant-1/' }],
     ],
     [
       'a loopback issuer with CIMD_ALLOW_LOOPBACK=1 (tests)',
       { TRUSTED_IDPS: 'https://localhost:8443', CIMD_ALLOW_LOOPBACK: '1' },
-      ['https://localhost:8443'],
+      [{ issuer: 'https://localhost:8443' }],
+    ],
+    [
+      'the email domains an IdP speaks for, after =, separated by | (lower case, each once)',
+      { TRUSTED_IDPS: 'https://idp.example.com=Example.com| example.org|example.com,https://acme.okta.com' },
+      [
+        { issuer: 'https://idp.example.com', emailDomains: ['example.com', 'example.org'] },
+        { issuer: 'https://acme.okta.com' },
+      ],
     ],
   ])('reads %s', (_name, env, issuers) => {
     expect(readConfig(env).trustedIdps).toEqual(issuers);

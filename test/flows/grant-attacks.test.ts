@@ -76,6 +76,7 @@ const enterpriseClient = () =>
 const claims = (clientId: string, overrides: Record<string, unknown> = {}) => ({
   sub: 'U019488227',
   email: USER.email,
+  email_verified: true,
   aud: ISSUER,
   client_id: clientId,
   resource: RESOURCE,

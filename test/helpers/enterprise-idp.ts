@@ -89,6 +89,7 @@ export function idJagFor(
   return idp.mint({
     sub: `idp-user-${randomUUID()}`,
     email,
+    email_verified: true,
     aud: base,
     client_id: clientId,
     resource: `${base}/mcp`,

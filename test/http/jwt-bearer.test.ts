@@ -71,6 +71,7 @@ const claims = (clientId: string, overrides: Record<string, unknown> = {}) => {
   return {
     sub: 'U019488227',
     email: USER.email,
+    email_verified: true,
     aud: ISSUER,
     client_id: clientId,
     resource: RESOURCE,

@@ -19,17 +19,36 @@ test('absent: the grant is off', () => {
   expect(parseEnterpriseIdps(undefined, fail)).toBeUndefined();
 });
 
-test('defaults: a lifetime of at most 300 seconds; issuers kept as written, each once', () => {
-  expect(
-    parseEnterpriseIdps({ issuers: ['https://acme.okta.com/', 'https://acme.okta.com/'], findUser }, fail),
-  ).toEqual({
+test('defaults: a lifetime of at most 300 seconds; issuers kept as written; any verified email', () => {
+  expect(parseEnterpriseIdps({ issuers: ['https://acme.okta.com/'], findUser }, fail)).toEqual({
     issuers: ['https://acme.okta.com/'],
+    emailDomains: new Map(),
+    findLinkedUser: undefined,
     findUser,
     maxLifetimeSeconds: 300,
   });
 });
 
-test.each([
+test('an IdP with the email domains it speaks for: kept in lower case, each once; a link alone is enough', () => {
+  const findLinkedUser = () => null;
+  const parsed = parseEnterpriseIdps(
+    {
+      issuers: [
+        { issuer: 'https://acme.okta.com', emailDomains: ['Acme.com', 'acme.com', 'xn--bcher-kva.example'] },
+        { issuer: 'https://login.partner.example' },
+      ],
+      findLinkedUser,
+    },
+    fail,
+  )!;
+  expect(parsed.issuers).toEqual(['https://acme.okta.com', 'https://login.partner.example']);
+  expect(parsed.emailDomains).toEqual(
+    new Map([['https://acme.okta.com', new Set(['acme.com', 'xn--bcher-kva.example'])]]),
+  );
+  expect([parsed.findLinkedUser, parsed.findUser]).toEqual([findLinkedUser, undefined]);
+});
+
+test.each<[string, unknown, RegExp]>([
   ['not an object', 'yes', /must be an object/],
   ['no issuers', { findUser }, /issuers must list/],
   ['an empty list', { issuers: [], findUser }, /issuers must list/],
@@ -38,7 +57,53 @@ test.each([
   ['an issuer with a fragment', { issuers: ['https://idp.example#x'], findUser }, /query or fragment/],
   ['an issuer with credentials', { issuers: ['https://u:p@idp.example'], findUser }, /credentials/],
   ['a relative issuer', { issuers: ['idp.example'], findUser }, /not an absolute URL/],
-  ['no findUser', { issuers: ['https://idp.example'] }, /findUser must be a function/],
+  ['neither findUser nor findLinkedUser', { issuers: ['https://idp.example'] }, /needs findUser\(claims\)/],
+  [
+    'a findUser that is no function',
+    { issuers: ['https://idp.example'], findUser: 'x' },
+    /findUser must be a/,
+  ],
+  [
+    'a findLinkedUser that is no function',
+    { issuers: ['https://idp.example'], findUser, findLinkedUser: {} },
+    /findLinkedUser must be a function/,
+  ],
+  [
+    'an issuer listed twice (which of its domain lists holds?)',
+    {
+      issuers: ['https://idp.example', { issuer: 'https://idp.example', emailDomains: ['a.example'] }],
+      findUser,
+    },
+    /listed twice/,
+  ],
+  [
+    'an entry object with no issuer',
+    { issuers: [{ emailDomains: ['a.example'] }], findUser },
+    /"undefined" is not a string/,
+  ],
+  [
+    'an empty domain list (an IdP that may name nobody is a mistake)',
+    { issuers: [{ issuer: 'https://idp.example', emailDomains: [] }], findUser },
+    /emailDomains must list domains/,
+  ],
+  [
+    'domains that are not a list',
+    { issuers: [{ issuer: 'https://idp.example', emailDomains: 'example.com' }], findUser },
+    /emailDomains must list domains/,
+  ],
+  ...[
+    ['an address', 'bob@example.com'],
+    ['a wildcard', '*.example.com'],
+    ['a bare label', 'localhost'],
+    ['a trailing dot', 'example.com.'],
+    ['a Unicode domain (its A-label is the one compared)', 'bücher.example'],
+    ['a label starting with a hyphen', '-a.example'],
+    ['not a string', 42],
+  ].map(([name, domain]): [string, unknown, RegExp] => [
+    `a domain that is ${name}`,
+    { issuers: [{ issuer: 'https://idp.example', emailDomains: [domain] }], findUser },
+    /is not a domain/,
+  ]),
   [
     'a lifetime too long',
     { issuers: ['https://idp.example'], findUser, maxLifetimeSeconds: 86_400 },
