@@ -356,6 +356,7 @@ export function parseOptions(options: OAuthRouterOptions): OAuthConfig {
       parsedLifetimes.refreshToken,
       secret,
       fail,
+      parsedLifetimes.accessToken,
     ),
     authenticateUser,
     getSessionUser,

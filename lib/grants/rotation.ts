@@ -13,9 +13,9 @@
 //   the server cannot tell which of two holders is the thief.
 // The pointer only moves forward along the chain, so a decision of reuse made on a read is final, and a first use
 // is applied only if the pointer has not moved since the read (otherwise the rule is asked again).
-import { refreshTokenKey, successorOf } from '../crypto/refresh-token';
+import { boundKeyOf, refreshTokenKey, successorOf } from '../crypto/refresh-token';
 import type { GrantRecord, OAuthStore, RefreshTokenKey, RefreshTokenLookup } from '../store/types';
-import type { RefreshTokenReusePolicy } from './reuse-options';
+import { boundTokenPolicy, type RefreshTokenReusePolicy } from './reuse-options';
 
 /** What presenting a token means, and what the decision rests on. */
 export type Presentation =
@@ -89,9 +89,11 @@ const MAX_ATTEMPTS = 4;
 /** Exchanges a refresh token for its successor, detecting reuse, on any store that keeps the storage contract. */
 export async function rotateRefreshToken(
   store: OAuthStore,
-  { presentedToken, clientId, policy, now }: RotateRefreshTokenInput,
+  { presentedToken, clientId, policy: given, now }: RotateRefreshTokenInput,
 ): Promise<RotateRefreshTokenResult> {
   const presentedKey = refreshTokenKey(presentedToken);
+  // A DPoP-bound token's presenter proved the key (the token endpoint checked it first): no leniency is needed.
+  const policy = boundKeyOf(presentedToken) === undefined ? given : boundTokenPolicy(given);
   for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt += 1) {
     const found = await store.findRefreshToken(presentedKey);
     if (!found || found.token.clientId !== clientId) return { status: 'invalid' };

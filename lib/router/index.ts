@@ -21,6 +21,7 @@ import { createBodyParsers } from './body-parsers';
 import { applyStoreCapabilities } from './capabilities';
 import { apiRoutes, mountEndpoints, mountWellKnown, wellKnownRouter } from './endpoints';
 import { createFastPath, type FastPath } from './fast-path';
+import { warnWithoutSecret } from './secret-warning';
 import { createServices } from './services';
 
 /** The router returned by createOAuthRouter, with what the host app needs beside it. */
@@ -89,6 +90,7 @@ export function createOAuthRouter(
 ): OAuthRouter {
   checkArguments(store, signer);
   const config = applyStoreCapabilities(store, parseOptions(options));
+  warnWithoutSecret(options.secret);
   const { ctx, cache } = createServices(store, signer, config);
   const limits = createRateLimiters(config, ctx.emit);
   const errorHandler = createErrorHandler(config, ctx.pages);

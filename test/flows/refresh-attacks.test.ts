@@ -31,7 +31,7 @@ import { BUSINESS_SCOPES } from '../../example-app/scopes';
 type Tokens = { access_token: string; refresh_token: string };
 type Policy = OAuthRouterOptions['refreshTokenReuse'];
 const SECRET = 's'.repeat(32);
-const WINDOW = DAY; // the default refreshTokenReuse.window
+const WINDOW = 2 * HOUR; // the default refreshTokenReuse.window (twice the access-token lifetime)
 
 interface Harness {
   app: Express;

@@ -70,14 +70,15 @@ describe.each<[string, Policy]>([
 ])('under %s', (policyName, policy) => {
   const lenient = policy === undefined;
 
-  test('Claude Code: two processes share one stored token; one refreshes minutes, then hours after the other', async () => {
+  test('Claude Code: two processes share one stored token; one refreshes minutes, then over an hour after the other', async () => {
     open(policy);
     const { client, tokens } = await obtainTokens(server);
     const a = processOf(client, tokens);
     const b = processOf(client, tokens);
     // Three rounds: A works on, refreshing each time its access token has expired; B, which kept its own copy of the
-    // token both started from, comes back 10 minutes, then 3 hours (A refreshed on meanwhile), then 20 minutes later.
-    for (const lag of [10 * MINUTE, 3 * HOUR, 20 * MINUTE]) {
+    // token both started from, comes back 10 minutes, then 90 minutes (A refreshed on meanwhile), then 20 minutes
+    // later: within the default window of two hours after A first used B's copy.
+    for (const lag of [10 * MINUTE, 90 * MINUTE, 20 * MINUTE]) {
       server.clock.advance(HOUR + MINUTE);
       expect(await a.use()).toBe(200);
       for (let waited = HOUR; waited < lag; waited += HOUR) {
@@ -184,6 +185,25 @@ describe.each<[string, Policy]>([
     ]);
   });
 
+  test('theft (security round four): a leaked copy from three rotations back cannot walk forward to the live token', async () => {
+    open(policy);
+    const { client, tokens } = await obtainTokens(server);
+    const real = processOf(client, tokens);
+    const leaked = tokens.refresh_token;
+    // The client works on, refreshing each time its access token expires: three rotations in three hours.
+    for (let round = 0; round < 3; round += 1) {
+      server.clock.advance(HOUR + MINUTE);
+      expect(await real.use()).toBe(200);
+    }
+    // With a window of a day, the copy was answered with its successor, that one with its own, and so on up to the
+    // client's live token, in three requests: thief and client then shared one chain, and nothing was reported.
+    const thief = processOf(client, { access_token: '', refresh_token: leaked });
+    const walked = await thief.refresh();
+    expect(walked.body.error).toBe('invalid_grant');
+    expect(reusedEvents()).toEqual([expect.objectContaining({ reason: 'after_window' })]);
+    expect(await real.call()).toBe(401);
+  });
+
   test('theft: a thief who refreshes first is caught when the client comes back after the window', async () => {
     open(policy);
     const { client, tokens } = await obtainTokens(server);
@@ -204,7 +224,8 @@ describe.each<[string, Policy]>([
     const { client, tokens } = await obtainTokens(server);
     const a = processOf(client, tokens);
     const idle = processOf(client, tokens);
-    for (let hour = 0; hour < 26; hour += 1) {
+    // Three hours: past the default window of two.
+    for (let hour = 0; hour < 3; hour += 1) {
       server.clock.advance(HOUR + MINUTE);
       expect(await a.use()).toBe(200);
     }

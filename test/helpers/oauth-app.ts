@@ -47,6 +47,8 @@ export function mountTestApp(
     scopes: BUSINESS_SCOPES,
     now: clock.now,
     rateLimits: false,
+    // As every deployment should: without it, each router warns once and makes its own.
+    secret: 'test-secret-'.repeat(3),
     authenticateUser: (email, password) =>
       email === USER.email && password === USER.password
         ? { id: USER.id, name: USER.name, email: USER.email }

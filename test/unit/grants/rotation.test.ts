@@ -126,12 +126,16 @@ describe('successors', () => {
     const made = policyOf(Buffer.alloc(32, 1));
     expect(made.successorKey.equals(Buffer.alloc(32, 1))).toBe(false);
     expect(made.successorKey.equals(policyOf(Buffer.alloc(32, 1)).successorKey)).toBe(true);
-    expect(made).toMatchObject({ windowMs: 86_400_000, untilSuccessorUsed: true });
+    // The default window: twice the access-token lifetime (an hour unless told), docs/security.md.
+    expect(made).toMatchObject({ windowMs: 7_200_000, untilSuccessorUsed: true });
+    expect(parseRefreshTokenReuse(undefined, 30 * 86_400, Buffer.alloc(32), fail, 900).windowMs).toBe(
+      1_800_000,
+    );
     expect(parseRefreshTokenReuse('strict', 3600, Buffer.alloc(32), fail)).toMatchObject({
       windowMs: 60_000,
       untilSuccessorUsed: false,
     });
-    // A refresh token lifetime under a day caps the default window.
+    // A refresh token lifetime under the default caps it.
     expect(parseRefreshTokenReuse({}, 3600, Buffer.alloc(32), fail).windowMs).toBe(3_600_000);
   });
 });
