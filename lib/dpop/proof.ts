@@ -51,6 +51,12 @@ export interface DpopProof {
   jti: string;
 }
 
+/** A proof that passed every check of §4.3, its jti not yet recorded (§11.1), and until when to keep that jti. */
+export interface CheckedDpopProof extends DpopProof {
+  /** Milliseconds since the epoch: after this the proof is too old anyway, so its jti need not be kept. */
+  keepUntil: number;
+}
+
 const invalid = (description: string) => new OAuthError('invalid_dpop_proof', description);
 
 /** SHA-256 of an access token, base64url: a proof's ath (§4.2). */
@@ -103,6 +109,16 @@ function sameUrl(htu: string, expected: string): boolean {
 
 /** Verifies a DPoP proof for a request, or throws invalid_dpop_proof (use_dpop_nonce for a missing nonce). */
 export async function verifyDpopProof(proof: string, expected: DpopExpectations): Promise<DpopProof> {
+  const checked = checkDpopProof(proof, expected);
+  await useDpopProof(checked, expected.useJti);
+  return { jkt: checked.jkt, jti: checked.jti };
+}
+
+/**
+ * Every check of §4.3, without the replay check of §11.1: nothing is recorded, so the caller must still call
+ * useDpopProof before it answers. For the token endpoint, which records the jti only once the grant is known good.
+ */
+export function checkDpopProof(proof: string, expected: Omit<DpopExpectations, 'useJti'>): CheckedDpopProof {
   // Item 2: a well-formed JWT, and no more than a proof needs.
   // Stryker disable next-line Regex: equivalent, jsonwebtoken refuses to decode what the anchors keep out
   if (proof.length > MAX_PROOF_LENGTH || !/^[\w-]+\.[\w-]+\.[\w-]+$/.test(proof))
@@ -156,11 +172,17 @@ export async function verifyDpopProof(proof: string, expected: DpopExpectations)
   // Item 12: at a protected resource, the proof is for this very access token.
   if (expected.accessToken !== undefined && payload.ath !== accessTokenHash(expected.accessToken))
     throw invalid('The DPoP proof’s ath is not the hash of the access token it came with.');
-  const jkt = jwkThumbprint(publicJwk);
-  // §11.1: one proof, one request.
   // RFC 7519 §2: iat may have a fraction; the store keeps whole milliseconds.
   const keepUntil = Math.ceil((iat + MAX_PROOF_AGE_SECONDS + CLOCK_AHEAD_SECONDS) * 1000);
-  if (!(await expected.useJti(jkt, jti, keepUntil)))
+  return { jkt: jwkThumbprint(publicJwk), jti, keepUntil };
+}
+
+/** Records a checked proof's jti for its key, or throws invalid_dpop_proof for one used before (§11.1). */
+export async function useDpopProof(
+  { jkt, jti, keepUntil }: CheckedDpopProof,
+  useJti: DpopExpectations['useJti'],
+): Promise<void> {
+  // §11.1: one proof, one request.
+  if (!(await useJti(jkt, jti, keepUntil)))
     throw invalid('This DPoP proof was used before; make a new one for each request.');
-  return { jkt, jti };
 }

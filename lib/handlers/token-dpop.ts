@@ -5,23 +5,43 @@ import type { Request } from 'express';
 import type { OAuthContext } from '../context';
 import { OAuthError } from '../errors';
 import type { ClientRecord } from '../store/types';
-import { readDpopHeader, verifyDpopProof } from '../dpop/proof';
+import { checkDpopProof, readDpopHeader, useDpopProof } from '../dpop/proof';
 
 const invalidProof = (description: string) => new OAuthError('invalid_dpop_proof', description);
 
+/** The key a token request proved possession of, and the last step of its proof, to take once the grant is good. */
+export interface TokenRequestProof {
+  /** The thumbprint of the proof's key (what the tokens are bound to), or undefined for a request without a proof. */
+  jkt: string | undefined;
+  /**
+   * Records the proof's jti, or throws invalid_dpop_proof for a proof used before (§11.1), once: later calls give the
+   * first call's outcome. Called once the grant is known good and before the answer is sent; does nothing without a
+   * proof.
+   */
+  useJti(): Promise<void>;
+}
+
+const NO_PROOF: TokenRequestProof = { jkt: undefined, useJti: async () => undefined };
+
 /**
- * The thumbprint of the key whose proof came with the token request, or undefined for a request without one (the
- * client gets bearer tokens). Throws invalid_dpop_proof for a proof that fails any check of §4.3, use_dpop_nonce when
- * the server asks for a nonce the proof lacks, and invalid_dpop_proof for no proof from a client that registered
- * dpop_bound_access_tokens.
+ * The proof that came with a token request, checked by every rule of §4.3 but not yet recorded (useJti does that).
+ * Throws invalid_dpop_proof for a proof that fails a check, use_dpop_nonce when the server asks for a nonce the proof
+ * lacks, and invalid_dpop_proof for no proof from a client that registered dpop_bound_access_tokens.
+ *
+ * Why the jti is recorded later than the checks: §11.1 asks the server to remember each proof's jti while the proof
+ * could be accepted, and does not say at which point of a request. Recorded here, before the grant, every request with
+ * a made-up code or refresh token and a fresh proof (which anyone can make with a key of their own) left a row in the
+ * store. Recorded once the grant is known good, only a request that gets tokens leaves one. §4.3's list (items 1 to
+ * 12, the last the protected resource's ath and key) has no replay step to keep in order. The protected resource
+ * (lib/middleware/bearer.ts), where nothing is decided after item 12, records the jti at once.
  */
-export async function tokenRequestKey(
+export function tokenRequestProof(
   { config, store }: Pick<OAuthContext, 'config' | 'store'>,
   req: Request,
   client: ClientRecord,
-): Promise<string | undefined> {
+): TokenRequestProof {
   // Off: a proof is ignored, and the client learns it from token_type Bearer (§7.1).
-  if (!config.dpop) return undefined;
+  if (!config.dpop) return NO_PROOF;
   const proof = readDpopHeader(req.headers.dpop);
   if (proof === undefined) {
     // §5.2: such a client's tokens must all be bound; a request without a proof may come from a thief of its secret.
@@ -29,17 +49,24 @@ export async function tokenRequestKey(
       throw invalidProof(
         'This client registered dpop_bound_access_tokens: send a DPoP proof with every token request.',
       );
-    return undefined;
+    return NO_PROOF;
   }
-  const { jkt } = await verifyDpopProof(proof, {
+  const checked = checkDpopProof(proof, {
     method: 'POST',
     url: config.endpoints.token,
     now: config.now(),
     nonces: config.dpop.nonces,
-    // §11.1: one store-wide record per key, so no instance accepts a proof another one has seen.
-    useJti: (key, jti, expiresAt) => store.useAssertionId!(`dpop ${key}`, jti, expiresAt),
   });
-  return jkt;
+  let used: Promise<void> | undefined;
+  return {
+    jkt: checked.jkt,
+    // §11.1: one store-wide record per key, so no instance accepts a proof another one has seen. Once per request: a
+    // grant may record it before its last step, and the endpoint calls again after every grant.
+    useJti: () =>
+      (used ??= useDpopProof(checked, (key, jti, expiresAt) =>
+        store.useAssertionId!(`dpop ${key}`, jti, expiresAt),
+      )),
+  };
 }
 
 /**

@@ -4,7 +4,7 @@ import type { Request, RequestHandler, Response } from 'express';
 import { handle, type OAuthContext } from '../context';
 import { isValidCodeVerifier, verifyS256 } from '../crypto/pkce';
 import { boundKeyOf, issueRefreshToken, refreshTokenKey } from '../crypto/refresh-token';
-import { requireBoundKey, tokenRequestKey } from './token-dpop';
+import { requireBoundKey, tokenRequestProof, type TokenRequestProof } from './token-dpop';
 import { rotateRefreshToken } from '../grants/rotation';
 import { hashSecret } from '../crypto/secrets';
 import { OAuthError, isOAuthError } from '../errors';
@@ -76,16 +76,26 @@ async function answerTokenRequest(ctx: TokenDeps, req: Request, res: Response): 
   if (!client.grantTypes.includes(grantType)) {
     throw new OAuthError('unauthorized_client', `This client did not register the ${grantType} grant type.`);
   }
-  // RFC 9449 §5: the key every token of this answer is bound to, when the request carries a DPoP proof.
-  const jkt = await tokenRequestKey(ctx, req, client);
+  // RFC 9449 §5: the key every token of this answer is bound to, when the request carries a DPoP proof. Checked now,
+  // so that a bad proof spends no code or token; its jti is recorded below.
+  const proof = tokenRequestProof(ctx, req, client);
+  const { jkt } = proof;
   const body =
     grantType === 'authorization_code'
-      ? await exchangeCode(ctx, req, client, jkt)
+      ? await exchangeCode(ctx, req, client, proof)
       : grantType === 'refresh_token'
-        ? await refresh(ctx, req, client, jkt)
+        ? await refresh(ctx, req, client, proof)
         : grantType === 'client_credentials'
           ? await issueClientCredentialsToken(ctx, req, client, jkt)
           : await issueIdJagToken(ctx, req, client, jkt);
+  // RFC 9449 §11.1: the proof's jti is recorded only once the grant is known good, so a request refused for its code,
+  // verifier, refresh token, assertion or scope leaves no row (a stranger with a key of their own could fill the table
+  // otherwise), and before the answer is sent, so a proof used before still gets no tokens. The code grant and a bound
+  // refresh token record it just before the code is spent or the token rotated (see there); the other grants here, at
+  // the latest (a second call does nothing). What such a grant did by now stays done (its event too, then
+  // token.refused): an unbound refresh token replayed with its proof within the reuse window gets the same successor,
+  // refused here; a fresh secret or ID-JAG with an old proof is its holder's own to spend, wasted, never given out.
+  await proof.useJti();
   // §8.2: with nonces on, every answer carries the current one, so a client need not be refused to learn the next.
   const nonces = ctx.config.dpop?.nonces;
   if (nonces) res.setHeader('DPoP-Nonce', nonces.current());
@@ -99,9 +109,10 @@ async function exchangeCode(
   ctx: TokenDeps,
   req: Request,
   client: ClientRecord,
-  jkt: string | undefined,
+  proof: TokenRequestProof,
 ): Promise<TokenResponse> {
   const { store } = ctx;
+  const { jkt } = proof;
   const code = requireParam(req.body, 'code');
   const redirectUri = requireParam(req.body, 'redirect_uri');
   const verifier = requireParam(req.body, 'code_verifier');
@@ -135,6 +146,10 @@ async function exchangeCode(
     ctx.emit(req, 'code.replayed', { ...codeIds(record), reason: 'pkce_mismatch' });
     throw invalidGrant('code_verifier does not match the code_challenge.');
   }
+  // The request is good but for its proof's jti, which is recorded before the code is spent: a whole captured request
+  // replayed is then refused as a replayed proof, and its code (already spent) is not taken for a replayed code, which
+  // would revoke the grant (RFC 9449 §11.1).
+  await proof.useJti();
   // One transaction marks the code used and saves the first refresh token under its (still active) grant.
   // RFC 9449 §5: a public client's refresh tokens are bound to its DPoP key (a confidential client's are bound to
   // its credentials already).
@@ -171,9 +186,10 @@ async function refresh(
   ctx: TokenDeps,
   req: Request,
   client: ClientRecord,
-  jkt: string | undefined,
+  proof: TokenRequestProof,
 ): Promise<TokenResponse> {
   const { store, config } = ctx;
+  const { jkt } = proof;
   const presentedToken = requireParam(req.body, 'refresh_token');
   const presentedKey = refreshTokenKey(presentedToken);
   // RFC 9449 §5: a bound token goes no further without a proof of its key; nothing is used up. Only a token this
@@ -202,6 +218,16 @@ async function refresh(
     }
   }
 
+  // A bound token's proof is recorded before the rotation, once the token is known to be this client's (a made-up token
+  // bound to a key of one's own leaves no row): a whole captured request replayed after the bound token's reuse window
+  // (a minute) but within its proof's life (five) is then refused as a replayed proof, not taken for reuse of the
+  // token, which would revoke the grant (RFC 9449 §11.1).
+  if (bound !== undefined) {
+    const known = await store.findRefreshToken(presentedKey);
+    if (!known || known.token.clientId !== client.clientId)
+      throw invalidGrant('The refresh token is invalid or has expired.');
+    await proof.useJti();
+  }
   const outcome = await rotateRefreshToken(store, {
     presentedToken,
     clientId: client.clientId,

@@ -202,6 +202,237 @@ describe('the token endpoint (§5)', () => {
   });
 });
 
+describe('the replay table (§11.1) holds the jti of proofs that got tokens, and no others', () => {
+  /** The DPoP jtis the store keeps (each under "dpop <jkt>"): the rows a request could add. */
+  const dpopRows = () =>
+    (
+      server.store.database
+        .prepare("SELECT COUNT(*) AS n FROM oauth_client_assertions WHERE client_id LIKE 'dpop %'")
+        .get() as { n: number }
+    ).n;
+  const tokenPost = () => request(server.app).post('/v1/oauth/token').type('form');
+  /** A confidential operator client of the grants given. */
+  const operatorClient = (grantTypes: Array<'client_credentials' | 'authorization_code' | 'refresh_token'>) =>
+    server.oauth.registerOperatorClient({ name: 'Nightly export', grantTypes, scope: ['fakture:read'] });
+
+  // Each row: a token request refused whatever proof comes with it, and the error it is refused with.
+  test.each<[string, () => Promise<(proof: string) => request.Test>, string]>([
+    [
+      'a public client with a made-up code',
+      async () => {
+        const client = await publicClient();
+        return (proof) =>
+          tokenRequest(server.app, client, {
+            grant_type: 'authorization_code',
+            code: 'made-up',
+            redirect_uri: client.redirect_uris[0]!,
+            code_verifier: 'v'.repeat(43),
+          }).set('DPoP', proof);
+      },
+      'invalid_grant',
+    ],
+    [
+      'a real code with a wrong code_verifier',
+      async () => {
+        const client = await publicClient();
+        const { code } = await authorize(client);
+        return (proof) =>
+          tokenRequest(server.app, client, {
+            grant_type: 'authorization_code',
+            code,
+            redirect_uri: client.redirect_uris[0]!,
+            code_verifier: 'v'.repeat(43),
+          }).set('DPoP', proof);
+      },
+      'invalid_grant',
+    ],
+    [
+      'a public client with a made-up refresh token',
+      async () => {
+        const client = await publicClient();
+        return (proof) => refresh(client, `grant.${'A'.repeat(43)}`, proof);
+      },
+      'invalid_grant',
+    ],
+    [
+      'a made-up refresh token bound to the stranger’s own key',
+      async () => {
+        const client = await publicClient();
+        return (proof) => refresh(client, `grant.${key.jkt}.${'A'.repeat(43)}`, proof);
+      },
+      'invalid_grant',
+    ],
+    [
+      'another client’s refresh token bound to the key, from a client of the stranger’s',
+      async () => {
+        const { tokens } = await boundTokens();
+        const stranger = await publicClient();
+        return (proof) => refresh(stranger, tokens.refresh_token, proof);
+      },
+      'invalid_grant',
+    ],
+    [
+      'a real refresh token asking for a scope beyond its grant',
+      async () => {
+        const client = await publicClient();
+        const { body } = await (await authorize(client)).exchange();
+        return (proof) =>
+          tokenRequest(server.app, client, {
+            grant_type: 'refresh_token',
+            refresh_token: body.refresh_token,
+            scope: 'not-granted',
+          }).set('DPoP', proof);
+      },
+      'invalid_scope',
+    ],
+    [
+      'client_credentials asking for a scope beyond the client’s',
+      async () => {
+        const machine = await operatorClient(['client_credentials']);
+        return (proof) =>
+          tokenPost()
+            .auth(machine.clientId, machine.clientSecret!)
+            .set('DPoP', proof)
+            .send({ grant_type: 'client_credentials', scope: 'not-granted' });
+      },
+      'invalid_scope',
+    ],
+    [
+      'an unsupported grant_type',
+      async () => {
+        const client = await publicClient();
+        return (proof) => tokenRequest(server.app, client, { grant_type: 'password' }).set('DPoP', proof);
+      },
+      'unsupported_grant_type',
+    ],
+    [
+      'a confidential client with a wrong secret',
+      async () => {
+        const machine = await operatorClient(['client_credentials']);
+        return (proof) =>
+          tokenPost()
+            .auth(machine.clientId, 'wrong-secret')
+            .set('DPoP', proof)
+            .send({ grant_type: 'client_credentials' });
+      },
+      'invalid_client',
+    ],
+  ])(
+    'a stranger cannot fill the replay table: %s, sent 20 times with fresh proofs, records no jti',
+    async (_name, setUp, error) => {
+      const send = await setUp();
+      const before = dpopRows();
+      for (let i = 0; i < 20; i += 1) {
+        const res = await send(tokenProof());
+        expect([res.status, res.body.error]).toEqual([expect.any(Number), error]);
+        expect(res.status).toBeGreaterThanOrEqual(400);
+      }
+      expect(dpopRows()).toBe(before);
+    },
+  );
+
+  test('a request that gets tokens records exactly one jti; its proof with a fresh code is refused', async () => {
+    const client = await publicClient();
+    const proof = tokenProof();
+    const before = dpopRows();
+    expect((await (await authorize(client)).exchange(proof)).status).toBe(200);
+    expect(dpopRows()).toBe(before + 1);
+    // The fresh code is good: the grant gives tokens, and the recorded jti still keeps them back.
+    const replayed = await (await authorize(client)).exchange(proof);
+    expect(replayed.status).toBe(400);
+    expect(replayed.body).toMatchObject({ error: 'invalid_dpop_proof', error_description: /used before/ });
+    expect(dpopRows()).toBe(before + 1);
+  });
+
+  test.each<[string, () => Promise<{ client: RegisteredClient; refreshToken: string }>]>([
+    [
+      'a refresh token bound to the key',
+      async () => {
+        const { client, tokens } = await boundTokens();
+        return { client, refreshToken: tokens.refresh_token };
+      },
+    ],
+    [
+      'a confidential client’s refresh token',
+      async () => {
+        const client = await registerClient(server.app);
+        const { body } = await (await authorize(client)).exchange();
+        return { client, refreshToken: body.refresh_token };
+      },
+    ],
+  ])(
+    'a captured refresh request replayed within the reuse window (%s), which the grant would answer again, is refused for its proof; the chain goes on',
+    async (_name, obtain) => {
+      const { client, refreshToken } = await obtain();
+      const proof = tokenProof();
+      const before = dpopRows();
+      const first = await refresh(client, refreshToken, proof);
+      expect(first.status).toBe(200);
+      expect(dpopRows()).toBe(before + 1);
+      server.clock.advance(10_000);
+      const replayed = await refresh(client, refreshToken, proof);
+      expect(replayed.status).toBe(400);
+      expect(replayed.body).toMatchObject({ error: 'invalid_dpop_proof', error_description: /used before/ });
+      // Nothing was revoked: the client goes on along its chain.
+      expect((await refresh(client, first.body.refresh_token, tokenProof())).status).toBe(200);
+    },
+  );
+});
+
+describe('a whole captured token request replayed is refused for its proof, and revokes nothing (§11.1)', () => {
+  test('the code grant: the replay is not taken for a replayed code, which would revoke the grant', async () => {
+    const client = await publicClient();
+    const { exchange } = await authorize(client);
+    const proof = tokenProof();
+    const first = await exchange(proof);
+    expect(first.status).toBe(200);
+    server.clock.advance(30_000);
+    const replayed = await exchange(proof);
+    expect(replayed.body).toMatchObject({ error: 'invalid_dpop_proof', error_description: /used before/ });
+    // The grant lives: its tokens still work, and its refresh token still rotates.
+    expect(
+      (await callResource(`DPoP ${first.body.access_token}`, resourceProof(first.body.access_token))).status,
+    ).toBe(200);
+    expect((await refresh(client, first.body.refresh_token, tokenProof())).status).toBe(200);
+  });
+
+  test('a bound refresh token: replayed after its one-minute reuse window, within its proof’s five, it is not reuse', async () => {
+    const { client, tokens } = await boundTokens();
+    const proof = tokenProof();
+    const first = await refresh(client, tokens.refresh_token, proof);
+    expect(first.status).toBe(200);
+    server.clock.advance(2 * 60_000);
+    const replayed = await refresh(client, tokens.refresh_token, proof);
+    expect(replayed.body).toMatchObject({ error: 'invalid_dpop_proof', error_description: /used before/ });
+    expect((await refresh(client, first.body.refresh_token, tokenProof())).status).toBe(200);
+  });
+});
+
+describe('a DPoP-bound grant is strict whatever the reuse window (its proofs tell a thief apart)', () => {
+  // The walk forward of security round four: a copy of a used token reaches the live one while the window lasts. A
+  // bound token cannot be presented without its key at all, so its chain has no leniency to give away: a used one
+  // presented again a minute on is reuse, even from the key's holder, under a default window of two hours.
+  test.each([
+    ['bound to the key (public client)', true, 'invalid_grant'],
+    ['not bound (confidential client), held to the window', false, undefined],
+  ])('a used refresh token presented again two minutes on: %s', async (_name, bound, error) => {
+    const { client, refreshToken } = bound
+      ? await boundTokens().then(({ client, tokens }) => ({ client, refreshToken: tokens.refresh_token }))
+      : await registerClient(server.app).then(async (client) => ({
+          client,
+          refreshToken: (await (await authorize(client)).exchange()).body.refresh_token as string,
+        }));
+    const first = await refresh(client, refreshToken, tokenProof());
+    expect(first.status).toBe(200);
+    server.clock.advance(2 * 60_000);
+    const again = await refresh(client, refreshToken, tokenProof());
+    expect(again.body.error).toBe(error);
+    // Reuse revokes the grant (RFC 9700 §4.14.2); within the window the same successor comes back.
+    if (error) expect((await refresh(client, first.body.refresh_token, tokenProof())).body.error).toBe(error);
+    else expect(again.body.refresh_token).toBe(first.body.refresh_token);
+  });
+});
+
 test('the events of a bound grant name the key: code.redeemed, token.refreshed', async () => {
   const events: Array<{ type: string; jkt?: string }> = [];
   server.close();

@@ -5,7 +5,9 @@ import { generateKeyPairSync, randomUUID, type KeyObject } from 'node:crypto';
 import jwt from 'jsonwebtoken';
 import {
   accessTokenHash,
+  checkDpopProof,
   readDpopHeader,
+  useDpopProof,
   verifyDpopProof,
   type DpopExpectations,
 } from '../../../lib/dpop/proof';
@@ -217,6 +219,19 @@ test('§11.1 replay: the same proof twice is refused the second time', async () 
   const once = proof();
   await verifyDpopProof(once, checks);
   await expect(verifyDpopProof(once, checks)).rejects.toThrow(/used before/);
+});
+
+test('§11.1 replay, recorded later (the token endpoint): checking records nothing; the second use is refused', async () => {
+  const { useJti } = expectations();
+  const once = proof();
+  const checked = checkDpopProof(once, expectations());
+  expect(checkDpopProof(once, expectations())).toEqual(checked);
+  expect(checked.jkt).toBe(jwkThumbprint(publicJwk(ec.publicKey)));
+  await useDpopProof(checked, useJti);
+  await expect(useDpopProof(checked, useJti)).rejects.toMatchObject({
+    code: 'invalid_dpop_proof',
+    message: expect.stringMatching(/used before/),
+  });
 });
 
 test('the jti is kept as long as the proof could be accepted', async () => {
