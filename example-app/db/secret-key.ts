@@ -35,6 +35,8 @@ function sealingKey(secretKey: Buffer): Buffer {
   return Buffer.from(hkdfSync('sha256', secretKey, 'express-mcp-oauth', 'app secrets v1', 32));
 }
 
+const TAG_BYTES = 16;
+
 export interface SecretSealer {
   seal(name: string, value: string): string;
   /** The plain value, or undefined for a value stored before encryption (to be sealed now). */
@@ -46,7 +48,7 @@ export function createSecretSealer(secretKey: Buffer): SecretSealer {
   return {
     seal(name, value) {
       const iv = randomBytes(12);
-      const cipher = createCipheriv('aes-256-gcm', key, iv);
+      const cipher = createCipheriv('aes-256-gcm', key, iv, { authTagLength: TAG_BYTES });
       // The name is authenticated too: a sealed value moved to another row does not open.
       cipher.setAAD(Buffer.from(name));
       const data = Buffer.concat([cipher.update(value, 'utf8'), cipher.final()]);
@@ -59,7 +61,10 @@ export function createSecretSealer(secretKey: Buffer): SecretSealer {
         .split(':')
         .map((part) => Buffer.from(part, 'base64url'));
       try {
-        const decipher = createDecipheriv('aes-256-gcm', key, iv!);
+        // NIST SP 800-38D §5.2.1.2: the full 128-bit tag; Node's decipher takes 4 to 16 bytes unless told the length,
+        // and a 4-byte tag is forged in 2^32 tries.
+        if (iv?.length !== 12 || tag?.length !== TAG_BYTES) throw new Error('not the full IV and tag');
+        const decipher = createDecipheriv('aes-256-gcm', key, iv, { authTagLength: TAG_BYTES });
         decipher.setAAD(Buffer.from(name));
         decipher.setAuthTag(tag!);
         return Buffer.concat([decipher.update(data!), decipher.final()]).toString('utf8');

@@ -1,0 +1,57 @@
+// Sealed secrets at rest (AES-256-GCM): the library's sealer (signing keys, kept upstream tokens) and the reference
+// app's (its secrets table). Security round four: a value whose tag was cut to 4 bytes opened, since Node's decipher
+// takes any tag of 4 to 16 bytes unless told the length; a tag of 2^32 guesses is no tag. Only the full 16 opens.
+import { randomBytes } from 'node:crypto';
+import { createSecretSealer } from '../../../example-app/db/secret-key';
+import { createKeySealer } from '../../../lib/keys/seal';
+
+const KEY = randomBytes(32);
+const PEM = '-----BEGIN PRIVATE KEY-----\nsecret\n-----END PRIVATE KEY-----\n';
+
+/** Each sealer, with how its sealed form splits into IV, tag and ciphertext. */
+const sealers = [
+  {
+    name: 'the library’s (signing keys, upstream tokens)',
+    sealer: createKeySealer(KEY),
+    prefix: 'v1.',
+    separator: '.',
+  },
+  {
+    name: 'the reference app’s (its secrets table)',
+    sealer: createSecretSealer(KEY),
+    prefix: 'enc:v1:',
+    separator: ':',
+  },
+];
+
+describe.each(sealers)('$name', ({ sealer, prefix, separator }) => {
+  const sealed = sealer.seal('kid-1', PEM);
+  const parts = () =>
+    sealed
+      .slice(prefix.length)
+      .split(separator)
+      .map((part) => Buffer.from(part, 'base64url'));
+  const rebuilt = (iv: Buffer, tag: Buffer, data: Buffer) =>
+    prefix + [iv, tag, data].map((part) => part.toString('base64url')).join(separator);
+
+  test('the intact value opens, only under its own name', () => {
+    expect(sealed.startsWith(prefix)).toBe(true);
+    expect(sealer.open('kid-1', sealed)).toBe(PEM);
+    expect(() => sealer.open('kid-2', sealed)).toThrow();
+  });
+
+  test.each([4, 8, 12, 15])('a tag cut to %i bytes does not open (the attack: 4 bytes opened)', (length) => {
+    const [iv, tag, data] = parts() as [Buffer, Buffer, Buffer];
+    expect(tag).toHaveLength(16);
+    expect(() => sealer.open('kid-1', rebuilt(iv, tag.subarray(0, length), data))).toThrow();
+  });
+
+  test('a tag of 17 bytes, an IV of 16, or a flipped bit of the ciphertext does not open', () => {
+    const [iv, tag, data] = parts() as [Buffer, Buffer, Buffer];
+    expect(() => sealer.open('kid-1', rebuilt(iv, Buffer.concat([tag, Buffer.alloc(1)]), data))).toThrow();
+    expect(() => sealer.open('kid-1', rebuilt(Buffer.concat([iv, Buffer.alloc(4)]), tag, data))).toThrow();
+    const flipped = Buffer.from(data);
+    flipped[0]! ^= 1;
+    expect(() => sealer.open('kid-1', rebuilt(iv, tag, flipped))).toThrow();
+  });
+});
