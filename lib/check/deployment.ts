@@ -4,6 +4,7 @@
 // client, with its fix. Most "it won't connect" reports are a server that announces another issuer, resource or
 // scheme than the one clients reached.
 import { boundedFetch } from './bounded-fetch';
+import { escapeControls, shown } from './printable';
 
 /** One step of the walk: what was checked, and what to do when it failed. */
 export interface CheckFinding {
@@ -48,8 +49,10 @@ const CORS_PROBE_ORIGIN = 'https://client.example';
 /** Checks that an MCP client given `mcpUrl` could discover the server and start signing in. Never throws for a bad server. */
 export async function checkDeployment(mcpUrl: string, options: CheckOptions = {}): Promise<CheckReport> {
   const findings: CheckFinding[] = [];
-  const pass = (message: string) => void findings.push({ ok: true, message });
-  const fail = (message: string, fix: string) => void findings.push({ ok: false, message, fix });
+  // Escaped here, whole: nothing the server sent reaches a terminal (or a caller's log) as a control sequence.
+  const pass = (message: string) => void findings.push({ ok: true, message: escapeControls(message) });
+  const fail = (message: string, fix: string) =>
+    void findings.push({ ok: false, message: escapeControls(message), fix: escapeControls(fix) });
   const done = () => ({ ok: findings.every((finding) => finding.ok), findings });
   // Loaded here: the SDK is an optional peer of the package, needed only by this check and createMcpHandler.
   const sdk = {
@@ -82,7 +85,7 @@ export async function checkDeployment(mcpUrl: string, options: CheckOptions = {}
     });
   } catch (error) {
     fail(
-      `${reached.href} could not be reached (${(error as Error).message}).`,
+      `${reached.href} could not be reached (${shown((error as Error).message)}).`,
       'Check the URL, DNS, the firewall and that the server runs.',
     );
     return done();
@@ -91,7 +94,7 @@ export async function checkDeployment(mcpUrl: string, options: CheckOptions = {}
     fail(
       `POST ${reached.href} without a token answered ${response.status}, not 401.`,
       response.status >= 300 && response.status < 400
-        ? `It redirects to ${response.headers.get('location') ?? 'elsewhere'}: give clients the final URL.`
+        ? `It redirects to ${shown(response.headers.get('location') ?? 'elsewhere')}: give clients the final URL.`
         : 'Put oauth.requireBearer() in front of the MCP handler.',
     );
     return done();
@@ -99,7 +102,7 @@ export async function checkDeployment(mcpUrl: string, options: CheckOptions = {}
   const { resourceMetadataUrl } = sdk.extractWWWAuthenticateParams(response);
   pass(
     resourceMetadataUrl
-      ? `POST ${reached.href} without a token: 401, naming ${resourceMetadataUrl.href}.`
+      ? `POST ${reached.href} without a token: 401, naming ${shown(resourceMetadataUrl.href)}.`
       : `POST ${reached.href} without a token: 401 (no resource_metadata in WWW-Authenticate: clients fall back to the well-known URLs).`,
   );
 
@@ -109,7 +112,7 @@ export async function checkDeployment(mcpUrl: string, options: CheckOptions = {}
     resource = await sdk.discoverOAuthProtectedResourceMetadata(reached, { resourceMetadataUrl }, fetchFn);
   } catch (error) {
     fail(
-      `No protected resource metadata for ${reached.href}: ${(error as Error).message}`,
+      `No protected resource metadata for ${reached.href}: ${shown((error as Error).message)}`,
       'Serve it with the router: app.use(oauth), and app.use(oauth.wellKnown) at the root for an issuer with a path.',
     );
   }
@@ -117,11 +120,11 @@ export async function checkDeployment(mcpUrl: string, options: CheckOptions = {}
     const requested = sdk.resourceUrlFromServerUrl(reached);
     if (!sdk.checkResourceAllowed({ requestedResource: requested, configuredResource: resource.resource })) {
       fail(
-        `The protected resource metadata says resource "${resource.resource}", but clients reach ${requested.href} (RFC 9728 §3.3).`,
+        `The protected resource metadata says resource "${shown(resource.resource)}", but clients reach ${requested.href} (RFC 9728 §3.3).`,
         announcedHint(resource.resource, reached) ??
           `Set the router's resources to the public URL: resources: ['${requested.href}'].`,
       );
-    } else pass(`The protected resource metadata names this resource (${resource.resource}).`);
+    } else pass(`The protected resource metadata names this resource (${shown(resource.resource)}).`);
     await checkCors(fetchFn, resourceMetadataUrl?.href ?? protectedResourcePath(reached), fail);
   }
 
@@ -134,7 +137,7 @@ export async function checkDeployment(mcpUrl: string, options: CheckOptions = {}
     metadata = await sdk.discoverAuthorizationServerMetadata(issuer, { fetchFn });
   } catch (error) {
     fail(
-      `The authorization server metadata of ${issuer} is not usable: ${(error as Error).message}`,
+      `The authorization server metadata of ${shown(issuer)} is not usable: ${shown((error as Error).message)}`,
       'Serve the metadata the router builds, unchanged.',
     );
     return done();
@@ -142,7 +145,7 @@ export async function checkDeployment(mcpUrl: string, options: CheckOptions = {}
   if (!metadata) {
     const tried = sdk.buildDiscoveryUrls(issuer).map(({ url }) => url.href);
     fail(
-      `No authorization server metadata for ${issuer} at ${tried.join(', ')}.`,
+      `No authorization server metadata for ${shown(issuer)} at ${shown(tried.join(', '))}.`,
       'Mount the router so that its well-known documents are served at the root (oauth.wellKnown for an issuer with a path).',
     );
     return done();
@@ -150,10 +153,10 @@ export async function checkDeployment(mcpUrl: string, options: CheckOptions = {}
   // RFC 8414 §3.3 (and RFC 9207 for clients that check `iss`): the metadata names the issuer it was found for.
   if (metadata.issuer.replace(/\/$/, '') !== issuer.replace(/\/$/, '')) {
     fail(
-      `The authorization server metadata says issuer "${metadata.issuer}", but it was found as ${issuer} (RFC 8414 §3.3).`,
+      `The authorization server metadata says issuer "${shown(metadata.issuer)}", but it was found as ${shown(issuer)} (RFC 8414 §3.3).`,
       announcedHint(metadata.issuer, issuerUrl) ?? 'Give the router one issuer, its public URL.',
     );
-  } else pass(`The authorization server metadata names its issuer (${metadata.issuer}).`);
+  } else pass(`The authorization server metadata names its issuer (${shown(metadata.issuer)}).`);
   // The CORS of the address that answered: the first of those clients try that serves the metadata.
   for (const { url } of sdk.buildDiscoveryUrls(issuer)) {
     const found = await fetchFn(url.href).then(
@@ -175,7 +178,7 @@ type Fail = (message: string, fix: string) => void;
 function checkHttps(what: string, url: URL, fail: Fail): void {
   if (url.protocol === 'http:' && !LOOPBACK.has(url.hostname))
     fail(
-      `${what} is served over http at ${url.origin}.`,
+      `${what} is served over http at ${shown(url.origin)}.`,
       'Serve it over https: MCP clients refuse http except on loopback.',
     );
 }
@@ -206,7 +209,7 @@ async function checkCors(fetchFn: typeof fetch, url: string, fail: Fail): Promis
   );
   if (allowed !== '*' && allowed !== CORS_PROBE_ORIGIN)
     fail(
-      `${url} does not allow other origins to read it (Access-Control-Allow-Origin: ${allowed ?? 'none'}).`,
+      `${shown(url)} does not allow other origins to read it (Access-Control-Allow-Origin: ${shown(allowed ?? 'none')}).`,
       'Do not strip or narrow CORS headers at the proxy: browser-based clients read the metadata.',
     );
 }

@@ -348,6 +348,32 @@ describe('rule by rule, from answers given in memory', () => {
     expect(problems(report)[0]!.message).toMatch(reason);
   });
 
+  // Security round four: a hostile server's text erased the FAIL line, printed a fake "ok" line and set the window
+  // title. Every byte the command writes is printable; the exit code still says it failed.
+  test('a hostile server’s text reaches the terminal escaped and capped, and the check still fails', async () => {
+    const hostile = '\u001b[2K\r\u001b[1Aok   An MCP client can connect.\u001b]0;pwned\u0007\u009b2J\u202e';
+    const lines: string[] = [];
+    const code = await runCli(['check', MCP], (line) => void lines.push(line), {
+      fetch: fakeFetch({
+        prm: { ...good.prm, resource: `https://api.example.com/${hostile}` },
+        asm: { ...good.asm, issuer: hostile + 'x'.repeat(5000) },
+        cors: `null\u009b2J`,
+      }),
+    });
+    expect(code).toBe(1);
+    const printed = lines.join('\n');
+    expect(printed).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/);
+    expect(printed).toContain('\\x1b]0;pwned\\x07');
+    // The issuer is shown to 200 characters, not 5,000.
+    expect(Math.max(...lines.map((line) => line.length))).toBeLessThan(700);
+    expect(lines.filter((line) => line.startsWith('FAIL'))).toHaveLength(4);
+    // The fake line stays inside its FAIL line, which nothing can erase or move up.
+    expect(lines.filter((line) => line.includes('ok   An MCP client can connect.'))).toEqual([
+      expect.stringMatching(/^FAIL The protected resource/),
+      expect.stringMatching(/^FAIL The authorization server metadata says issuer/),
+    ]);
+  });
+
   test.each([
     [
       'an MCP endpoint over http on a public host',
