@@ -186,7 +186,10 @@ function checkHttps(what: string, url: URL, fail: Fail): void {
 const protectedResourcePath = (reached: URL) =>
   `${reached.origin}/.well-known/oauth-protected-resource${reached.pathname.replace(/\/+$/, '')}`;
 
-/** A hint when only the scheme or the host differs: the usual proxy mistakes. */
+/**
+ * A hint when only the scheme or the host differs: the usual proxy mistakes. The announced scheme and host are the
+ * server's own text (a host can be thousands of characters long), so they are shown capped like every other value.
+ */
 function announcedHint(announced: string, reached: URL): string | undefined {
   let url: URL;
   try {
@@ -195,9 +198,9 @@ function announcedHint(announced: string, reached: URL): string | undefined {
     return undefined;
   }
   if (url.protocol !== reached.protocol && url.host === reached.host)
-    return `The server announces ${url.protocol}// but you reached it over ${reached.protocol}//: behind a proxy that terminates TLS, set the issuer to the public ${reached.protocol}// URL (and app.set('trust proxy', ...) for client addresses).`;
+    return `The server announces ${shown(url.protocol)}// but you reached it over ${reached.protocol}//: behind a proxy that terminates TLS, set the issuer to the public ${reached.protocol}// URL (and app.set('trust proxy', ...) for client addresses).`;
   if (url.host !== reached.host)
-    return `The server announces the host ${url.host} but you reached ${reached.host}: set the issuer to the public URL clients use.`;
+    return `The server announces the host ${shown(url.host)} but you reached ${reached.host}: set the issuer to the public URL clients use.`;
   return undefined;
 }
 

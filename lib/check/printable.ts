@@ -13,7 +13,12 @@ export const MAX_SHOWN = 200;
  */
 const UNSAFE = /[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
 
-/** The text with every unsafe character shown as an escape: \x1b for a control, \u202e for the others. */
+/**
+ * The text with every unsafe character shown as an escape: \x1b for a control, \u202e for the others. A backslash is
+ * left as it is, on purpose: a server can then write the four characters `\x1b`, which only look like an escape and
+ * drive nothing, and the function stays idempotent, so a finding escaped whole after its values went through shown()
+ * reads the same (escaping `\` too would double every backslash of those values).
+ */
 export function escapeControls(text: string): string {
   return text.replace(UNSAFE, (char) => {
     const code = char.charCodeAt(0);
