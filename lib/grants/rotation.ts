@@ -56,6 +56,14 @@ export async function classifyPresentation(
   return { kind: 'reuse', reason: 'after_window', firstUsedAt };
 }
 
+/**
+ * The policy a presented token is held to: a DPoP-bound token's is 'strict' (reuse-options.ts), since only the holder
+ * of its key can present it at all. The token endpoint and introspection ask the same.
+ */
+export function policyFor(presentedToken: string, policy: RefreshTokenReusePolicy): RefreshTokenReusePolicy {
+  return boundKeyOf(presentedToken) === undefined ? policy : boundTokenPolicy(policy);
+}
+
 /** What rotateRefreshToken needs. */
 export interface RotateRefreshTokenInput {
   /** The refresh token the client presented. */
@@ -92,8 +100,7 @@ export async function rotateRefreshToken(
   { presentedToken, clientId, policy: given, now }: RotateRefreshTokenInput,
 ): Promise<RotateRefreshTokenResult> {
   const presentedKey = refreshTokenKey(presentedToken);
-  // A DPoP-bound token's presenter proved the key (the token endpoint checked it first): no leniency is needed.
-  const policy = boundKeyOf(presentedToken) === undefined ? given : boundTokenPolicy(given);
+  const policy = policyFor(presentedToken, given);
   for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt += 1) {
     const found = await store.findRefreshToken(presentedKey);
     if (!found || found.token.clientId !== clientId) return { status: 'invalid' };

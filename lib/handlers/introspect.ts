@@ -3,7 +3,7 @@
 import type { RequestHandler } from 'express';
 import { handle, type OAuthContext } from '../context';
 import { OAuthError } from '../errors';
-import { classifyPresentation } from '../grants/rotation';
+import { classifyPresentation, policyFor } from '../grants/rotation';
 import { boundKeyOf, successorOf } from '../crypto/refresh-token';
 import type { ClientRecord } from '../store/types';
 import { authenticateClient, type ClientAuthenticationDeps } from './client-authentication';
@@ -82,7 +82,7 @@ async function describe(
     store,
     token.found,
     successor.key,
-    config.refreshTokenReuse,
+    policyFor(presented, config.refreshTokenReuse),
     now,
   );
   if (presentation.kind === 'reuse') return INACTIVE;

@@ -108,7 +108,7 @@ async function userOf(
       return refuse(
         'unverified_email',
         'The ID-JAG names its user by an email its identity provider has not verified (email_verified is not true).',
-        `email_verified is ${JSON.stringify(claims.email_verified) ?? 'absent'}`,
+        `email_verified is ${(JSON.stringify(claims.email_verified) ?? 'absent').slice(0, 64)}`,
       );
     const domain = emailDomain(claims.email);
     if (domain === undefined)
