@@ -46,11 +46,12 @@ test('a publish builds first (prepack), so that it never ships a stale or missin
   expect(scripts.prepack).toBe('npm run build');
 });
 
-// README links its docs/ pages, so they ship with it.
-test('the tarball holds the build, the pages, the README, its docs and the licence, and nothing else', () => {
+// README links its docs/ pages, so they ship with it; the changelog says how to move between versions.
+test('the tarball holds the build, the pages, the README, its docs, the changelog and the licence, and nothing else', () => {
   for (const needed of [
     'package.json',
     'README.md',
+    'CHANGELOG.md',
     'docs/stores.md',
     'bin/express-mcp-oauth.cjs',
     'LICENSE',
@@ -66,9 +67,14 @@ test('the tarball holds the build, the pages, the README, its docs and the licen
   const stray = files.filter(
     (path) =>
       // testing/package.json points resolvers that predate `exports` (TypeScript's node10) at the testing entry.
-      !['package.json', 'README.md', 'LICENSE', 'testing/package.json', 'bin/express-mcp-oauth.cjs'].includes(
-        path,
-      ) &&
+      ![
+        'package.json',
+        'README.md',
+        'CHANGELOG.md',
+        'LICENSE',
+        'testing/package.json',
+        'bin/express-mcp-oauth.cjs',
+      ].includes(path) &&
       !/^dist\/lib\/.+\.(js|d\.ts)$/.test(path) &&
       !/^dist\/esm\/(index|testing)\.(mjs|d\.mts)$/.test(path) &&
       !/^views\/.+\.(ejs|css)$/.test(path) &&
