@@ -98,12 +98,11 @@ export function parseEnterpriseIdps(
   const issuers: string[] = [];
   const emailDomains = new Map<string, ReadonlySet<string>>();
   for (const entry of given.issuers) {
-    const issuer = (entry !== null && typeof entry === 'object' ? entry.issuer : entry) as string;
+    const { issuer, emailDomains: domains } = typeof entry === 'string' ? { issuer: entry } : (entry ?? {});
     const problem = issuerProblem(issuer);
     if (problem) fail(`enterpriseIdps.issuers: "${String(issuer)}" ${problem}.`);
     if (issuers.includes(issuer)) fail(`enterpriseIdps.issuers: "${issuer}" is listed twice; list it once.`);
     issuers.push(issuer);
-    const domains = entry !== null && typeof entry === 'object' ? entry.emailDomains : undefined;
     if (domains !== undefined) emailDomains.set(issuer, parseDomains(issuer, domains, fail));
   }
   for (const name of ['findLinkedUser', 'findUser'] as const)
@@ -135,13 +134,12 @@ function parseDomains(issuer: string, given: unknown, fail: (message: string) =>
     fail(`${where}: emailDomains must list domains, e.g. ['example.com']; leave it out to allow any.`);
   const domains = new Set<string>();
   for (const domain of given) {
-    const lower = typeof domain === 'string' ? domain.toLowerCase() : '';
-    if (!DOMAIN.test(lower))
+    if (typeof domain !== 'string' || !DOMAIN.test(domain.toLowerCase()))
       fail(
         `${where}: emailDomains holds "${String(domain)}", which is not a domain; write it as in an address ` +
           "after the @ (example.com; an IDN as its xn-- form), with no '@' or wildcard.",
       );
-    domains.add(lower);
+    domains.add(domain.toLowerCase());
   }
   return domains;
 }
@@ -156,7 +154,8 @@ function issuerProblem(issuer: unknown): string | undefined {
     return 'is not an absolute URL';
   }
   if (url.protocol !== 'https:') return 'must use https (RFC 8414 §2; the extension §7.3)';
-  if (url.search || url.hash || issuer.includes('#') || issuer.includes('?'))
+  // An empty query or fragment ("https://idp.example?") leaves url.search and url.hash empty: the string decides.
+  if (issuer.includes('#') || issuer.includes('?'))
     return 'must not have a query or fragment (RFC 8414 §2)';
   if (url.username || url.password) return 'must not carry credentials';
   return undefined;

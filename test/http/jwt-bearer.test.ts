@@ -8,6 +8,7 @@ import type { OAuthEvent } from '../../lib/events';
 import { JWT_BEARER_GRANT } from '../../lib/grants/id-jag-options';
 import type { OAuthRouterOptions } from '../../lib/options';
 import { createMemoryStore } from '../../lib/store/memory';
+import { hashSecret } from '../../lib/crypto/secrets';
 import { clientRecord } from '../../lib/testing/fixtures';
 import { createFakeClock } from '../helpers/clock';
 import { resolveToLoopback } from '../helpers/document-server';
@@ -326,6 +327,7 @@ describe('refusals: each rule, named after the attack it stops', () => {
         assertion: idp.mint(claims(record.clientId)),
       });
     await refused(res, 'unauthorized_client');
+    expect(res.body.error_description).toBe('A public client cannot use the jwt-bearer grant.');
   });
 
   test('dynamic registration asking for the grant is refused (RFC 7591 §3.2.2): strangers never get it', async () => {
@@ -405,5 +407,144 @@ describe('refusals: each rule, named after the attack it stops', () => {
     } finally {
       warn.mockRestore();
     }
+  });
+});
+
+/**
+ * Which resource and scope the token gets (the extension §4.3, §7.2.1 and §7.6.2; RFC 8707 §2; RFC 6749 §3.3), on a
+ * server with two resources: each row an ID-JAG's claims and the request's parameters, and what the client is told.
+ */
+describe('the resource and the scope of the token, rule by rule', () => {
+  const OTHER = `${ISSUER}/reports`;
+  beforeEach(() => {
+    server.close();
+    server = createTestServer(options({ resources: [RESOURCE, OTHER] }));
+  });
+
+  type Outcome = { aud: string; scope: string } | { error: string; description: RegExp };
+  test.each<[string, Record<string, unknown>, Record<string, string>, Outcome]>([
+    [
+      'no resource claim, no parameter: the default resource',
+      { resource: undefined },
+      {},
+      { aud: RESOURCE, scope: 'fakture:read' },
+    ],
+    [
+      'no resource claim, a parameter picks a served one',
+      { resource: undefined },
+      { resource: OTHER },
+      { aud: OTHER, scope: 'fakture:read' },
+    ],
+    [
+      'no resource claim, a parameter naming a resource not served',
+      { resource: undefined },
+      { resource: 'https://other.example/mcp' },
+      { error: 'invalid_target', description: /./ },
+    ],
+    [
+      'a claim with trailing slashes names the same resource',
+      { resource: `${OTHER}//` },
+      {},
+      { aud: OTHER, scope: 'fakture:read' },
+    ],
+    [
+      'a claim of two served resources: the first',
+      { resource: [OTHER, RESOURCE] },
+      {},
+      { aud: OTHER, scope: 'fakture:read' },
+    ],
+    [
+      'a claim of two, the parameter picks the second',
+      { resource: [RESOURCE, OTHER] },
+      { resource: OTHER },
+      { aud: OTHER, scope: 'fakture:read' },
+    ],
+    [
+      'a parameter naming a served resource the ID-JAG does not grant',
+      { resource: [RESOURCE] },
+      { resource: OTHER },
+      { error: 'invalid_target', description: /^The resource is not one the ID-JAG grants\.$/ },
+    ],
+    [
+      'a claim of ours and another server’s (all must be ours)',
+      { resource: [RESOURCE, 'https://other.example/mcp'] },
+      {},
+      { error: 'invalid_grant', description: /^The ID-JAG is for a resource this server does not serve\.$/ },
+    ],
+    [
+      'an empty resource claim',
+      { resource: [] },
+      {},
+      { error: 'invalid_grant', description: /^The ID-JAG is for a resource this server does not serve\.$/ },
+    ],
+    [
+      'a resource claim that is no string',
+      { resource: [42] },
+      {},
+      { error: 'invalid_grant', description: /^The ID-JAG is for a resource this server does not serve\.$/ },
+    ],
+    [
+      'no scope claim: the client’s whole scope',
+      { scope: undefined },
+      {},
+      { aud: RESOURCE, scope: 'fakture:read company:read' },
+    ],
+    [
+      'a scope claim with offline_access and doubled spaces: both dropped',
+      { scope: 'fakture:read  offline_access company:read' },
+      {},
+      { aud: RESOURCE, scope: 'fakture:read company:read' },
+    ],
+    [
+      'a scope claim that is no string',
+      { scope: ['fakture:read'] },
+      {},
+      { error: 'invalid_grant', description: /^The ID-JAG scope claim must be a string\.$/ },
+    ],
+    [
+      'a scope claim naming a scope the client may not have, quoted to 64 characters',
+      { scope: `fakture:read ${'x'.repeat(100)}` },
+      {},
+      {
+        error: 'invalid_grant',
+        description: new RegExp(
+          `^The ID-JAG grants the scope "${'x'.repeat(64)}", which this client may not have\\.$`,
+        ),
+      },
+    ],
+    [
+      'a scope claim of offline_access alone: no scope here',
+      { scope: 'offline_access' },
+      {},
+      { error: 'invalid_scope', description: /^The ID-JAG grants this client no scope here\.$/ },
+    ],
+  ])('%s', async (_name, overrides, params, outcome) => {
+    const client = await enterpriseClient();
+    const res = await exchange(client, idp.mint(claims(client.clientId, overrides)), params);
+    if ('error' in outcome) {
+      expect(res.status).toBe(400);
+      expect(res.body.error).toBe(outcome.error);
+      expect(res.body.error_description).toMatch(outcome.description);
+    } else {
+      expect(res.status).toBe(200);
+      expect(claimsOf(res.body.access_token)).toMatchObject({ aud: outcome.aud });
+      expect(res.body.scope).toBe(outcome.scope);
+    }
+  });
+
+  test('a scope the client holds but the server no longer offers is not granted', async () => {
+    const secret = 'a-secret-of-the-operator-client';
+    const record = clientRecord({
+      grantTypes: [JWT_BEARER_GRANT],
+      clientSecretHash: hashSecret(secret),
+      scope: 'fakture:read retired:scope',
+    });
+    await server.store.registerClient(record);
+    const res = await exchange(
+      { clientId: record.clientId, clientSecret: secret },
+      idp.mint(claims(record.clientId, { scope: undefined })),
+    );
+    expect(res.status).toBe(200);
+    expect(res.body.scope).toBe('fakture:read');
   });
 });

@@ -29,12 +29,28 @@ test('defaults: a lifetime of at most 300 seconds; issuers kept as written; any 
   });
 });
 
+test.each([10, 3600])('a lifetime of %i seconds, the bounds, is accepted', (seconds) => {
+  expect(
+    parseEnterpriseIdps({ issuers: ['https://idp.example'], findUser, maxLifetimeSeconds: seconds }, fail)
+      ?.maxLifetimeSeconds,
+  ).toBe(seconds);
+});
+
 test('an IdP with the email domains it speaks for: kept in lower case, each once; a link alone is enough', () => {
   const findLinkedUser = () => null;
   const parsed = parseEnterpriseIdps(
     {
       issuers: [
-        { issuer: 'https://acme.okta.com', emailDomains: ['Acme.com', 'acme.com', 'xn--bcher-kva.example'] },
+        {
+          issuer: 'https://acme.okta.com',
+          emailDomains: [
+            'Acme.com',
+            'acme.com',
+            'xn--bcher-kva.example',
+            'x.y.z',
+            `${'a'.repeat(63)}.${'b'.repeat(63)}.${'c'.repeat(63)}.${'d'.repeat(61)}`,
+          ],
+        },
         { issuer: 'https://login.partner.example' },
       ],
       findLinkedUser,
@@ -43,7 +59,17 @@ test('an IdP with the email domains it speaks for: kept in lower case, each once
   )!;
   expect(parsed.issuers).toEqual(['https://acme.okta.com', 'https://login.partner.example']);
   expect(parsed.emailDomains).toEqual(
-    new Map([['https://acme.okta.com', new Set(['acme.com', 'xn--bcher-kva.example'])]]),
+    new Map([
+      [
+        'https://acme.okta.com',
+        new Set([
+          'acme.com',
+          'xn--bcher-kva.example',
+          'x.y.z',
+          `${'a'.repeat(63)}.${'b'.repeat(63)}.${'c'.repeat(63)}.${'d'.repeat(61)}`,
+        ]),
+      ],
+    ]),
   );
   expect([parsed.findLinkedUser, parsed.findUser]).toEqual([findLinkedUser, undefined]);
 });
@@ -56,8 +82,17 @@ test.each<[string, unknown, RegExp]>([
   ['an issuer with a query', { issuers: ['https://idp.example?tenant=1'], findUser }, /query or fragment/],
   ['an issuer with a fragment', { issuers: ['https://idp.example#x'], findUser }, /query or fragment/],
   ['an issuer with credentials', { issuers: ['https://u:p@idp.example'], findUser }, /credentials/],
+  ['an issuer with a user name alone', { issuers: ['https://u@idp.example'], findUser }, /credentials/],
+  ['an issuer with a password alone', { issuers: ['https://:p@idp.example'], findUser }, /credentials/],
+  ['an issuer with an empty query', { issuers: ['https://idp.example?'], findUser }, /query or fragment/],
+  ['an issuer with an empty fragment', { issuers: ['https://idp.example#'], findUser }, /query or fragment/],
+  ['a null entry', { issuers: [null], findUser }, /"undefined" is not a string/],
   ['a relative issuer', { issuers: ['idp.example'], findUser }, /not an absolute URL/],
-  ['neither findUser nor findLinkedUser', { issuers: ['https://idp.example'] }, /needs findUser\(claims\)/],
+  [
+    'neither findUser nor findLinkedUser',
+    { issuers: ['https://idp.example'] },
+    /needs findUser\(claims\) \(a user by verified email\) or findLinkedUser\(\{ iss, sub \}\) \(a user linked to the IdP account\), or both, e\.g\. \{ issuers: \[\{ issuer: 'https:\/\/acme\.okta\.com', emailDomains: \['acme\.com'\] \}\], findUser: \(claims\) => users\.byEmailKey\(emailKey\(claims\.email\)\) \}\.$/,
+  ],
   [
     'a findUser that is no function',
     { issuers: ['https://idp.example'], findUser: 'x' },
@@ -84,7 +119,7 @@ test.each<[string, unknown, RegExp]>([
   [
     'an empty domain list (an IdP that may name nobody is a mistake)',
     { issuers: [{ issuer: 'https://idp.example', emailDomains: [] }], findUser },
-    /emailDomains must list domains/,
+    /^enterpriseIdps\.issuers: "https:\/\/idp\.example": emailDomains must list domains, e\.g\. \['example\.com'\]; leave it out to allow any\.$/,
   ],
   [
     'domains that are not a list',
@@ -98,11 +133,22 @@ test.each<[string, unknown, RegExp]>([
     ['a trailing dot', 'example.com.'],
     ['a Unicode domain (its A-label is the one compared)', 'bücher.example'],
     ['a label starting with a hyphen', '-a.example'],
+    [
+      '254 characters long (RFC 1035 §2.3.4: 253 at most)',
+      `${'a'.repeat(63)}.${'b'.repeat(63)}.${'c'.repeat(63)}.${'d'.repeat(62)}`,
+    ],
     ['not a string', 42],
   ].map(([name, domain]): [string, unknown, RegExp] => [
     `a domain that is ${name}`,
     { issuers: [{ issuer: 'https://idp.example', emailDomains: [domain] }], findUser },
-    /is not a domain/,
+    new RegExp(
+      `^enterpriseIdps\\.issuers: "https://idp\\.example": emailDomains holds "[^"]*", which is not a domain; write it as in an address after the @ \\(example\\.com; an IDN as its xn-- form\\), with no '@' or wildcard\\.$`,
+    ),
+  ]),
+  ...[9, 3601, '60', 1.5].map((seconds): [string, unknown, RegExp] => [
+    `a lifetime of ${JSON.stringify(seconds)}`,
+    { issuers: ['https://idp.example'], findUser, maxLifetimeSeconds: seconds },
+    /^enterpriseIdps\.maxLifetimeSeconds must be a whole number of seconds from 10 to 3600\.$/,
   ]),
   [
     'a lifetime too long',
