@@ -155,8 +155,7 @@ function issuerProblem(issuer: unknown): string | undefined {
   }
   if (url.protocol !== 'https:') return 'must use https (RFC 8414 §2; the extension §7.3)';
   // An empty query or fragment ("https://idp.example?") leaves url.search and url.hash empty: the string decides.
-  if (issuer.includes('#') || issuer.includes('?'))
-    return 'must not have a query or fragment (RFC 8414 §2)';
+  if (issuer.includes('#') || issuer.includes('?')) return 'must not have a query or fragment (RFC 8414 §2)';
   if (url.username || url.password) return 'must not carry credentials';
   return undefined;
 }
