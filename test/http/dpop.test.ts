@@ -413,9 +413,10 @@ describe('a DPoP-bound grant is strict whatever the reuse window (its proofs tel
   // bound token cannot be presented without its key at all, so its chain has no leniency to give away: a used one
   // presented again a minute on is reuse, even from the key's holder, under a default window of two hours.
   test.each([
-    ['bound to the key (public client)', true, 'invalid_grant'],
-    ['not bound (confidential client), held to the window', false, undefined],
-  ])('a used refresh token presented again two minutes on: %s', async (_name, bound, error) => {
+    ['bound to the key (public client), two minutes on', true, 2 * 60_000, 'invalid_grant'],
+    ['bound to the key (public client), half a minute on: a race, answered again', true, 30_000, undefined],
+    ['not bound (confidential client), two minutes on: held to the window', false, 2 * 60_000, undefined],
+  ])('a used refresh token presented again: %s', async (_name, bound, after, error) => {
     const { client, refreshToken } = bound
       ? await boundTokens().then(({ client, tokens }) => ({ client, refreshToken: tokens.refresh_token }))
       : await registerClient(server.app).then(async (client) => ({
@@ -424,7 +425,7 @@ describe('a DPoP-bound grant is strict whatever the reuse window (its proofs tel
         }));
     const first = await refresh(client, refreshToken, tokenProof());
     expect(first.status).toBe(200);
-    server.clock.advance(2 * 60_000);
+    server.clock.advance(after);
     const again = await refresh(client, refreshToken, tokenProof());
     expect(again.body.error).toBe(error);
     // Reuse revokes the grant (RFC 9700 §4.14.2); within the window the same successor comes back.

@@ -137,6 +137,34 @@ describe('successors', () => {
     });
     // A refresh token lifetime under the default caps it.
     expect(parseRefreshTokenReuse({}, 3600, Buffer.alloc(32), fail).windowMs).toBe(3_600_000);
+    // The bounds: none, and the whole refresh token lifetime.
+    expect(parseRefreshTokenReuse({ window: 0 }, 3600, Buffer.alloc(32), fail).windowMs).toBe(0);
+    expect(parseRefreshTokenReuse({ window: 3600 }, 3600, Buffer.alloc(32), fail).windowMs).toBe(3_600_000);
+  });
+
+  test.each([
+    [
+      'a word other than strict',
+      'lenient',
+      "refreshTokenReuse must be 'strict' or { window, untilSuccessorUsed }.",
+    ],
+    ['0', 0, "refreshTokenReuse must be 'strict' or { window, untilSuccessorUsed }."],
+    ['a number', 5, "refreshTokenReuse must be 'strict' or { window, untilSuccessorUsed }."],
+    ...[-1, 1.5, 3601, '60'].map((window): [string, unknown, string] => [
+      `a window of ${JSON.stringify(window)}`,
+      { window },
+      `refreshTokenReuse.window must be a whole number of seconds from 0 to the refresh token lifetime (3600), got ${String(window)}.`,
+    ]),
+    [
+      'untilSuccessorUsed that is no boolean',
+      { untilSuccessorUsed: 'yes' },
+      'refreshTokenReuse.untilSuccessorUsed must be true or false.',
+    ],
+  ])('refreshTokenReuse with %s fails at start, saying what to give', (_name, given, message) => {
+    const fail = (text: string): never => {
+      throw new TypeError(text);
+    };
+    expect(() => parseRefreshTokenReuse(given as never, 3600, Buffer.alloc(32), fail)).toThrow(message);
   });
 });
 

@@ -55,3 +55,31 @@ describe.each(sealers)('$name', ({ sealer, prefix, separator }) => {
     expect(() => sealer.open('kid-1', rebuilt(iv, tag, flipped))).toThrow();
   });
 });
+
+describe('the library’s sealer: what a sealed value is bound to, and what its refusals say', () => {
+  const sealer = createKeySealer(KEY, 'upstream tokens', 'the router secret');
+  const sealed = sealer.seal('okta alice', PEM);
+
+  test.each([
+    ['another purpose', createKeySealer(KEY, 'signing key', 'the router secret')],
+    ['another key', createKeySealer(randomBytes(32), 'upstream tokens', 'the router secret')],
+  ])('it does not open under %s', (_name, other) => {
+    expect(() => other.open('okta alice', sealed)).toThrow(
+      / okta alice cannot be opened: the router secret differs from the one that sealed it, or the row was altered\.$/,
+    );
+  });
+
+  test.each(['plain text', 'v1.only.two', `v1.${sealed.slice(3)}.extra`])(
+    '%s is not a sealed value',
+    (value) => {
+      expect(() => sealer.open('okta alice', value)).toThrow(
+        'upstream tokens okta alice: not a sealed value.',
+      );
+    },
+  );
+
+  test('the sealed form: v1., then IV, tag and ciphertext in base64url', () => {
+    const parts = sealed.slice('v1.'.length).split('.');
+    expect(parts.map((part) => Buffer.from(part, 'base64url').length)).toEqual([12, 16, PEM.length]);
+  });
+});
