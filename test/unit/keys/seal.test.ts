@@ -78,6 +78,12 @@ describe('the library’s sealer: what a sealed value is bound to, and what its 
     },
   );
 
+  test('the default purpose is the key set’s, whose rows were sealed before the option existed', () => {
+    const old = createKeySealer(KEY, 'signing key').seal('kid-7', PEM);
+    expect(createKeySealer(KEY).open('kid-7', old)).toBe(PEM);
+    expect(() => createKeySealer(KEY, '').open('kid-7', old)).toThrow(/kid-7 cannot be opened/);
+  });
+
   test('the sealed form: v1., then IV, tag and ciphertext in base64url', () => {
     const parts = sealed.slice('v1.'.length).split('.');
     expect(parts.map((part) => Buffer.from(part, 'base64url').length)).toEqual([12, 16, PEM.length]);
