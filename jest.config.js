@@ -7,7 +7,7 @@ module.exports = {
   // The reference app imports the package by name, as a user's app would; under test that is the source itself.
   moduleNameMapper: {
     '^express-mcp-oauth$': '<rootDir>/lib/index.ts',
-    '^express-mcp-oauth/testing$': '<rootDir>/lib/testing/index.ts',
+    '^express-mcp-oauth/([a-z]+)$': '<rootDir>/lib/$1/index.ts',
   },
   collectCoverageFrom: ['lib/**/*.ts'],
   coverageReporters: ['text-summary', 'lcov'],

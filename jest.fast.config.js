@@ -14,7 +14,7 @@ module.exports = {
     '<rootDir>/test/store-contract/sqlite.test.ts',
     '<rootDir>/test/store-contract/memory.test.ts',
   ],
-  testPathIgnorePatterns: ['/node_modules/', '<rootDir>/test/unit/store/postgres\\.test\\.ts$'],
+  testPathIgnorePatterns: ['/node_modules/', '<rootDir>/test/unit/postgres/'],
   // The services' tests skip with a message here even when their variables are set in the shell.
   setupFiles: ['<rootDir>/test/helpers/without-services.js'],
   globalSetup: undefined,

@@ -2,16 +2,17 @@
 // PostgreSQL when DATABASE_URL is set, and Redis-backed rate limits when REDIS_URL is set.
 import type { RequestListener } from 'node:http';
 import express, { type ErrorRequestHandler, type Express } from 'express';
+import { fastPath } from 'express-mcp-oauth/experimental';
 import {
+  type ClientMetadataDocumentOptions,
   createJwtSigner,
   createOAuthRouter,
-  type UpstreamIdentity,
   DEFAULT_PATHS,
-  type ClientMetadataDocumentOptions,
   type IdJagClaims,
   type JwtSigner,
   type OAuthRouter,
   type OAuthStore,
+  type UpstreamIdentity,
 } from 'express-mcp-oauth';
 import { createAccountRoutes } from './account/routes';
 import { createAccountSession } from './account/session';
@@ -24,7 +25,7 @@ import { openSigner } from './keys';
 import { answerError } from './http/errors';
 import { checkHost } from './http/guards';
 import { createHealthRoutes } from './http/health';
-import { createMcpEndpoint } from './mcp/endpoint';
+import { createMcpRoutes } from './mcp/endpoint';
 import { hr } from './i18n/hr';
 import { BUSINESS_SCOPES } from './scopes';
 import { schedulePurge, type PurgeSchedule } from './purge';
@@ -195,7 +196,7 @@ export async function createExampleApp(
   );
   app.use(hostCheck);
   app.use(oauth);
-  const mcp = createMcpEndpoint({
+  const mcp = createMcpRoutes({
     db,
     oauth,
     store,
@@ -231,7 +232,7 @@ export async function createExampleApp(
   // The token, revocation and introspection requests, and the tool calls (POST /mcp), skip Express's per-request
   // set-up; what runs in front of the routers above runs on them too (the health routes serve other paths), and an
   // error no step answered gets the same JSON-RPC answer.
-  const listener = oauth.fastPath(app, {
+  const listener = fastPath(oauth, app, {
     before: [logRequests, ...(metrics ? [metrics.middleware] : []), hostCheck],
     routes: { '/mcp': mcp.post },
     onRouteError: onError,

@@ -2,7 +2,7 @@
 // too, audit events included. Never a header, a cookie or a query string: those carry tokens.
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
-import type { NodeMiddleware } from 'express-mcp-oauth';
+import type { NodeMiddleware } from 'express-mcp-oauth/experimental';
 import pino, { type DestinationStream, type Logger } from 'pino';
 
 declare module 'node:http' {

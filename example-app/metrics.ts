@@ -3,7 +3,8 @@
 // issued and refused by reason, rate-limit hits, active grants, and the store's latency per operation.
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { NodeMiddleware, OAuthEvent, OAuthStore } from 'express-mcp-oauth';
+import type { OAuthEvent, OAuthStore } from 'express-mcp-oauth';
+import type { NodeMiddleware } from 'express-mcp-oauth/experimental';
 import { pathOf } from './http/guards';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 

@@ -2,13 +2,8 @@
 // OperatorClientInputError saying what to fix; a machine client's user found by email; the client registered through
 // the library's registerOperatorClient with that user's id kept in its metadata (ACTS_FOR_USER), which /mcp reads.
 // An enterprise app (the jwt-bearer grant) names no user: each ID-JAG it presents names one.
-import {
-  emailKey,
-  registerOperatorClient,
-  type ClientRecord,
-  type OAuthStore,
-  type OperatorGrantType,
-} from 'express-mcp-oauth';
+import { emailKey, type OAuthStore, type OperatorGrantType, registerOperatorClient } from 'express-mcp-oauth';
+import type { ClientRecord } from 'express-mcp-oauth/store';
 import type { AppDb } from './db/database';
 import { BUSINESS_SCOPES } from './scopes';
 

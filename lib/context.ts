@@ -1,13 +1,13 @@
 // What every handler shares: the store, the signer, the parsed config and the browser-side helpers.
 import type { Request, RequestHandler, Response } from 'express';
 import { isClientIdUrl } from './cimd/client-document';
-import type { IssuerKeys } from './cimd/issuer-keys';
+import type { IssuerKeys } from './id-jag/issuer-keys';
 import type { ClientDocumentResolver } from './cimd/resolver';
-import type { ClientKey } from './crypto/client-assertion';
-import type { Sealer } from './authorize/seal';
+import type { ClientKey } from './clients/assertion';
+import type { Sealer } from './crypto/signed-value';
 import type { JwtSigner } from './crypto/signer';
 import type { OAuthConfig } from './options';
-import type { Pages } from './pages';
+import type { Pages } from './pages/render';
 import type { BrowserSession } from './authorize/session';
 import type { EmitEvent, RevokedBy } from './events';
 import { OAuthError } from './errors';

@@ -1,5 +1,7 @@
-// The public contract of express-mcp-oauth: named re-exports only, grouped by module. Everything not exported here
-// is internal.
+// The public contract of express-mcp-oauth, the authorization server: named re-exports only, grouped by module.
+// The other entry points: express-mcp-oauth/mcp (scope-gated MCP tools), /postgres (the PostgreSQL store), /store
+// (the storage contract's records), /pages (the pages' words and look), /check (the deployment check), /testing (the
+// store contract suite), /experimental (fastPath). Everything not exported by one of them is internal.
 
 // ---------------------------------------------------------------------------------------------------------------
 // The router: every OAuth endpoint, mounted on one Express router (lib/router/)
@@ -9,11 +11,6 @@
 export { createOAuthRouter } from './router';
 /** The router and what it carries: requireBearer, wellKnown, revokeGrant, info, signInLimits. */
 export type { OAuthRouter, OAuthServerInfo } from './router';
-/**
- * oauth.fastPath: the API endpoints (and the host's own routes, such as its /mcp) in front of the host app, what runs
- * before them, and the app it hands the rest to.
- */
-export type { FastPath, FastPathOptions, HostApp, NodeMiddleware } from './router/fast-path';
 /** The router's options, the user the host app signs in, lifetimes, rate limits and a rate-limit store. */
 export type {
   BearerCacheOptions,
@@ -35,7 +32,7 @@ export type { OperatorClient, OperatorClientOptions, OperatorGrantType } from '.
  * The trusted enterprise IdPs of the jwt-bearer grant (the `enterpriseIdps` option), each with the email domains it
  * speaks for, the ID-JAG claims findLinkedUser and findUser read, and the user they return.
  */
-export type { EnterpriseIdp, EnterpriseIdpOptions, IdJagClaims, IdJagUser } from './grants/id-jag-options';
+export type { EnterpriseIdp, EnterpriseIdpOptions, IdJagClaims, IdJagUser } from './id-jag/options';
 /**
  * The one form in which to compare email addresses (NFKC, lower case), or undefined for one that names no account:
  * what findUser of the jwt-bearer grant and of upstream sign-in should match on both sides.
@@ -64,20 +61,11 @@ export type { ScopeCatalogue } from './util/scopes';
 /** Where each endpoint lives below the issuer (the `paths` option), and the defaults. */
 export type { EndpointPaths } from './paths';
 export { DEFAULT_PATHS } from './paths';
-/** The languages of the built-in pages (the `pages` option): a catalogue, and every message key. */
-export type { PageOptions } from './i18n/options';
-export type { PageLanguage, PageMessageKey } from './i18n/messages';
-/** The English words of the built-in pages, by key: what a catalogue of another language translates. */
-export { ENGLISH_MESSAGES } from './i18n/messages';
 /**
- * The language of a request from its Accept-Language (RFC 9110 §12.5.4): one of the tags served, or the fallback;
- * for a host app's own pages to speak the language the built-in pages chose.
+ * The languages of the built-in pages (the `pages` option). Their words, the language negotiation and the
+ * stylesheet are in express-mcp-oauth/pages.
  */
-export { negotiateLanguage } from './i18n/negotiate';
-/** A message as HTML: its text escaped, **bold** and `code` marked, each {placeholder} replaced by its escaped value. */
-export { renderMessage } from './i18n/translate';
-/** The built-in pages' stylesheet (CSS text), for a host app's own pages to look like the consent page. */
-export { PAGE_STYLESHEET } from './pages';
+export type { PageOptions } from './i18n/options';
 
 // ---------------------------------------------------------------------------------------------------------------
 // The bearer check of the tool server (lib/middleware/bearer.ts)
@@ -95,29 +83,11 @@ export { refuseBearer } from './middleware/bearer-refusal';
 export type { DpopChallengeOptions } from './middleware/bearer-refusal';
 
 // ---------------------------------------------------------------------------------------------------------------
-// Scope-gated MCP tools (lib/mcp/): needs @modelcontextprotocol/sdk
-// ---------------------------------------------------------------------------------------------------------------
-
-/**
- * A stateless MCP endpoint for `@modelcontextprotocol/sdk` servers, mounted after requireBearer: servers built once
- * and reused, tools listed and callable only with their scopes (403 insufficient_scope otherwise). Needs the SDK.
- */
-export { createMcpHandler } from './mcp/handler';
-/** createMcpHandler's options, and what it needs of a server. */
-export type { McpHandlerOptions } from './mcp/handler-options';
-export type { McpServerLike } from './mcp/server-pool';
-
-// ---------------------------------------------------------------------------------------------------------------
 // Clients that identify themselves by URL: Client ID Metadata Documents (lib/cimd/)
 // ---------------------------------------------------------------------------------------------------------------
 
-/** How a page should name a client: its name, the host that published its metadata document, or "unverified". */
-export { describeClient } from './cimd/client-document';
-export type { ClientIdentity } from './cimd/client-document';
 /** Options of Client ID Metadata Documents and of the SSRF-safe fetcher (documents and jwks_uri). */
 export type { ClientMetadataDocumentOptions } from './cimd/options';
-/** A host-name resolver, injectable for tests of the fetcher's address checks. */
-export type { ResolveHost, ResolvedAddress } from './cimd/safe-fetch';
 
 // ---------------------------------------------------------------------------------------------------------------
 // Access tokens: signers and keys (lib/crypto/, lib/keys/)
@@ -147,10 +117,6 @@ export type { PublicJwk, SigningAlgorithm, SigningKeyInput } from './crypto/keys
 export { createSqliteStore } from './store/sqlite';
 /** The SQLite store and its options. */
 export type { SqliteStore, SqliteStoreOptions } from './store/sqlite';
-/** Connects to PostgreSQL (a connection string or a pg Pool), migrates its schema and returns the store. Needs `pg`. */
-export { createPostgresStore } from './store/postgres';
-/** The PostgreSQL store and its options. */
-export type { PostgresStore, PostgresStoreOptions } from './store/postgres';
 /**
  * An in-memory store that passes the store contract suite: the runnable specification of the contract and a fast
  * store for tests. Not for production: one process, nothing durable.
@@ -158,45 +124,16 @@ export type { PostgresStore, PostgresStoreOptions } from './store/postgres';
 export { createMemoryStore } from './store/memory';
 /** The in-memory store and its options (which optional capabilities it keeps). */
 export type { MemoryStore, MemoryStoreOptions } from './store/memory';
-/** The storage contract a custom store implements: its primitives, their inputs and its records. */
-export type {
-  AdvanceRefreshTokenInput,
-  AuthorizationCodeRecord,
-  ClientRecord,
-  ConsumeCodeResult,
-  GrantRecord,
-  GrantWithClient,
-  MaybePromise,
-  OAuthStore,
-  RefreshTokenKey,
-  RefreshTokenLookup,
-  RefreshTokenRecord,
-  RotationPointer,
-  UpstreamTokenStore,
-  UpstreamTokensRecord,
-  TokenEndpointAuthMethod,
-} from './store/types';
-/** The storage of a key set, which the SQLite and PostgreSQL stores implement, and its records. */
-export type { SigningKeyRecord, SigningKeyState, SigningKeyStore } from './store/types';
-/** The SHA-256 hash of a secret, the only form in which secrets reach a store. */
-export type { SecretHash } from './crypto/secrets';
+/**
+ * The storage contract a store implements, and the storage of a key set (which the SQLite and PostgreSQL stores
+ * implement). Every record and input type of the contract is in express-mcp-oauth/store.
+ */
+export type { OAuthStore, SigningKeyStore } from './store/types';
 /**
  * Whether an error means the store cannot be reached right now, or SQLite stayed busy past its timeout (answered 503
  * temporarily_unavailable).
  */
 export { isStoreUnavailable } from './store/unavailable';
-
-// ---------------------------------------------------------------------------------------------------------------
-// The deployment check (lib/check/): what `npx express-mcp-oauth check <mcp url>` runs
-// ---------------------------------------------------------------------------------------------------------------
-
-/**
- * Walks discovery from an MCP URL as clients do, with the MCP SDK client's own discovery (the 401 and its
- * challenge, protected resource metadata, the authorization server's metadata, PKCE, registration), and reports each
- * problem that would stop a client, with its fix. Needs the SDK.
- */
-export { checkDeployment } from './check/deployment';
-export type { CheckFinding, CheckOptions, CheckReport } from './check/deployment';
 
 // ---------------------------------------------------------------------------------------------------------------
 // Errors and audit events (lib/errors.ts, lib/events.ts)
@@ -208,4 +145,4 @@ export { OAuthError, isOAuthError } from './errors';
 export type { OAuthErrorCode, OAuthErrorOptions } from './errors';
 export { OAUTH_ERROR_STATUS } from './errors';
 /** An audit event as onEvent receives it, its types, and who may end a grant. */
-export type { EventFields, OAuthEvent, OAuthEventType, RevokedBy } from './events';
+export type { OAuthEvent, OAuthEventType, RevokedBy } from './events';

@@ -19,11 +19,7 @@ import {
   type ClientDocumentConfig,
   type ClientMetadataDocumentOptions,
 } from './cimd/options';
-import {
-  parseEnterpriseIdps,
-  type EnterpriseIdpConfig,
-  type EnterpriseIdpOptions,
-} from './grants/id-jag-options';
+import { parseEnterpriseIdps, type EnterpriseIdpConfig, type EnterpriseIdpOptions } from './id-jag/options';
 import { parseDpopOptions, type DpopConfig, type DpopOptions } from './dpop/options';
 import { parsePageOptions, type PageOptions, type PagesConfig } from './i18n/options';
 import { parseUpstreamOptions, type UpstreamConfig, type UpstreamOptions } from './upstream/options';

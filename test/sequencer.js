@@ -30,7 +30,7 @@ const MEASURED_SECONDS = {
   'test/example-app/audit.test.ts': 3.5,
   'test/example-app/screenshots.test.ts': 3.5,
   'test/store-contract/postgres.test.ts': 3.5,
-  'test/unit/cimd/safe-fetch.test.ts': 3.5,
+  'test/unit/outbound/safe-fetch.test.ts': 3.5,
 };
 
 class LongestFirst extends Sequencer {

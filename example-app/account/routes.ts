@@ -7,16 +7,8 @@ import type { AppDb } from '../db/database';
 import ejs from 'ejs';
 import express, { type ErrorRequestHandler, type Request, type Response, type Router } from 'express';
 import helmet from 'helmet';
-import {
-  describeClient,
-  isOAuthError,
-  isStoreUnavailable,
-  negotiateLanguage,
-  PAGE_STYLESHEET,
-  renderMessage,
-  type OAuthRouter,
-  type OAuthStore,
-} from 'express-mcp-oauth';
+import { isOAuthError, isStoreUnavailable, type OAuthRouter, type OAuthStore } from 'express-mcp-oauth';
+import { describeClient, negotiateLanguage, PAGE_STYLESHEET, renderMessage } from 'express-mcp-oauth/pages';
 import { authenticateUser, findUser } from '../users';
 import type { AccountSession } from './session';
 import type { AuditLog } from '../audit';

@@ -3,7 +3,8 @@
 import { chmodSync, existsSync, mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import Database from 'better-sqlite3';
-import { createPostgresStore, createSqliteStore, type OAuthStore } from 'express-mcp-oauth';
+import { createSqliteStore, type OAuthStore } from 'express-mcp-oauth';
+import { createPostgresStore } from 'express-mcp-oauth/postgres';
 import { createConnectionGate, type ConnectionGate } from './connection-gate';
 import { postgresAppDb, sqliteAppDb, type AppDb } from './database';
 import { migrateAppSchema } from './schema';

@@ -2,11 +2,12 @@
 // sends with each of its 401 and 403 answers (RFC 6750 §3, RFC 9728 §5.1), so a client always learns where to
 // authorize, whatever refused it.
 import type { ServerResponse } from 'node:http';
-import { OAuthError, refuseBearer, type NodeMiddleware } from 'express-mcp-oauth';
+import { OAuthError, refuseBearer } from 'express-mcp-oauth';
+import type { NodeMiddleware } from 'express-mcp-oauth/experimental';
 
 /**
  * Answers a refusal of the tool server with the library's Bearer refusal (the same challenge requireBearer and
- * createMcpHandler send): the status, `WWW-Authenticate` naming the resource metadata, and the error as JSON.
+ * createMcpEndpoint send): the status, `WWW-Authenticate` naming the resource metadata, and the error as JSON.
  */
 export function refuseMcp(
   res: ServerResponse,

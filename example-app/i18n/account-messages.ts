@@ -2,7 +2,7 @@
 // speaks, written as the library's messages are: plain text, {placeholders}, **bold** and `code`, turned into HTML by
 // renderMessage (escaped, values last). Each language also brings its catalogue of the library's pages, whose scope
 // descriptions and error texts the account pages show too: one translation of a scope, wherever it appears.
-import type { PageLanguage } from 'express-mcp-oauth';
+import type { PageLanguage } from 'express-mcp-oauth/pages';
 import { hr } from './hr';
 
 /** The account pages' messages in English, the words they had before they spoke other languages. */

@@ -2,7 +2,7 @@
 // scopes.ts and the OAuth errors a browser can meet on the error page. Formal address ("prijavite se", "vaš"), as a
 // business service speaks to its customers. The marks (**bold**, `code`) and {placeholders} are the English ones:
 // the library fills them in, and a misspelt placeholder would show up on the page as written.
-import type { PageLanguage, PageMessageKey } from 'express-mcp-oauth';
+import type { PageLanguage, PageMessageKey } from 'express-mcp-oauth/pages';
 
 /** Every message of the built-in pages: a full record, so that a key the library adds fails to compile here. */
 const MESSAGES: Record<PageMessageKey, string> = {

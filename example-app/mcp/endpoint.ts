@@ -3,19 +3,15 @@
 // machine client's token: the company of the user the operator named for that client).
 import type { AppDb } from '../db/database';
 import express, { type RequestHandler, type Router } from 'express';
-import {
-  createMcpHandler,
-  type AuthenticatedRequest,
-  type OAuthRouter,
-  type OAuthStore,
-} from 'express-mcp-oauth';
+import type { AuthenticatedRequest, OAuthRouter, OAuthStore } from 'express-mcp-oauth';
+import { createMcpEndpoint } from 'express-mcp-oauth/mcp';
 import { refuseMcp } from '../http/guards';
 import { actingUserId } from '../operator-clients';
 import { findUser, type AppUser } from '../users';
 import { createBusinessMcpServer, TOOL_SCOPES, type CallerExtra } from './server';
 import { createUserCache } from './user-cache';
 
-export interface McpEndpointOptions {
+export interface McpRoutesOptions {
   db: AppDb;
   oauth: OAuthRouter;
   /** Where a machine client's record (and the user it acts on) is read. */
@@ -75,7 +71,7 @@ export function checkOrigin(
   };
 }
 
-export interface McpEndpoint {
+export interface McpRoutes {
   /** Every request to /mcp, mounted with `app.use('/mcp', router)`. */
   router: Router;
   /**
@@ -85,7 +81,7 @@ export interface McpEndpoint {
   post: RequestHandler[];
 }
 
-export function createMcpEndpoint({
+export function createMcpRoutes({
   db,
   oauth,
   store,
@@ -93,7 +89,7 @@ export function createMcpEndpoint({
   baseUrl,
   allowedOrigins,
   serverName = 'business-service',
-}: McpEndpointOptions): McpEndpoint {
+}: McpRoutesOptions): McpRoutes {
   const router = express.Router();
   const resourceMetadata = `${new URL(resource).origin}/.well-known/oauth-protected-resource${new URL(resource).pathname}`;
   const users = createUserCache((id) => findUser(db, id));
@@ -132,7 +128,7 @@ export function createMcpEndpoint({
 
   // Servers built once and reused (the library pools them); each token sees and calls only the tools its scopes
   // allow, and a call outside them is a 403 naming the scopes it needs (RFC 6750 §3.1: step-up authorization).
-  const serve = createMcpHandler({
+  const serve = createMcpEndpoint({
     createServer: () => createBusinessMcpServer(db, serverName),
     toolScopes: TOOL_SCOPES,
   });

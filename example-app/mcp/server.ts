@@ -1,5 +1,5 @@
 // The MCP server of the business service: every tool registered once, with its zod schema built once. Pooled and
-// reused by the library's createMcpHandler, which shows each token only the tools its scopes allow; a tool learns
+// reused by the library's createMcpEndpoint, which shows each token only the tools its scopes allow; a tool learns
 // whose company it acts on from the request's authInfo (see endpoint.ts), never from server state.
 import type { AppDb } from '../db/database';
 import { z } from 'zod';
@@ -14,7 +14,7 @@ export type CallerExtra = {
   companyId: number;
 };
 
-/** Each tool's scopes, for createMcpHandler's `toolScopes`. */
+/** Each tool's scopes, for createMcpEndpoint's `toolScopes`. */
 export const TOOL_SCOPES: Readonly<Record<string, readonly string[]>> = Object.fromEntries(
   ALL_TOOLS.map((tool) => [tool.name, tool.scopes]),
 );

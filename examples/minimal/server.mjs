@@ -2,7 +2,8 @@
 import { scryptSync, timingSafeEqual } from 'node:crypto';
 import express from 'express';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { createJwtSigner, createMcpHandler, createOAuthRouter, createSqliteStore } from 'express-mcp-oauth';
+import { createJwtSigner, createOAuthRouter, createSqliteStore } from 'express-mcp-oauth';
+import { createMcpEndpoint } from 'express-mcp-oauth/mcp';
 
 const port = Number(process.env.PORT ?? 3000);
 const issuer = process.env.ISSUER ?? `http://localhost:${port}`;
@@ -36,6 +37,6 @@ app.use(oauth); // discovery, registration, the consent page, tokens, revocation
 app.all(
   '/mcp',
   oauth.requireBearer(),
-  createMcpHandler({ createServer, toolScopes: { list_notes: ['notes:read'] } }),
+  createMcpEndpoint({ createServer, toolScopes: { list_notes: ['notes:read'] } }),
 );
 app.listen(port, process.env.HOST ?? 'localhost', () => console.log(`MCP server at ${issuer}/mcp`));

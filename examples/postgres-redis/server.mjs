@@ -5,7 +5,9 @@ import express from 'express';
 import { createClient } from 'redis';
 import { RedisStore } from 'rate-limit-redis';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { createJwtSigner, createMcpHandler, createOAuthRouter, createPostgresStore } from 'express-mcp-oauth';
+import { createJwtSigner, createOAuthRouter } from 'express-mcp-oauth';
+import { createMcpEndpoint } from 'express-mcp-oauth/mcp';
+import { createPostgresStore } from 'express-mcp-oauth/postgres';
 
 const port = Number(process.env.PORT ?? 3000);
 const issuer = process.env.ISSUER; // the load balancer's public URL, the same on every instance
@@ -48,6 +50,6 @@ app.use(oauth);
 app.all(
   '/mcp',
   oauth.requireBearer(),
-  createMcpHandler({ createServer, toolScopes: { list_notes: ['notes:read'] } }),
+  createMcpEndpoint({ createServer, toolScopes: { list_notes: ['notes:read'] } }),
 );
 app.listen(port, process.env.HOST ?? 'localhost', () => console.log(`MCP server at ${issuer}/mcp`));

@@ -2,13 +2,9 @@
 // Keycloak, Auth0...), and its one tool calls the provider's API (user info) with the signed-in person's own token.
 import express from 'express';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import {
-  createJwtSigner,
-  createMcpHandler,
-  createOAuthRouter,
-  createPostgresStore,
-  createSqliteStore,
-} from 'express-mcp-oauth';
+import { createJwtSigner, createOAuthRouter, createSqliteStore } from 'express-mcp-oauth';
+import { createMcpEndpoint } from 'express-mcp-oauth/mcp';
+import { createPostgresStore } from 'express-mcp-oauth/postgres';
 
 const port = Number(process.env.PORT ?? 3000);
 const issuer = process.env.ISSUER ?? `http://localhost:${port}`;
@@ -79,7 +75,7 @@ app.use(oauth); // discovery, registration, sign-in through the provider, consen
 app.all(
   '/mcp',
   oauth.requireBearer(),
-  createMcpHandler({ createServer, toolScopes: { upstream_profile: ['profile:read'] } }),
+  createMcpEndpoint({ createServer, toolScopes: { upstream_profile: ['profile:read'] } }),
 );
 app.listen(port, process.env.HOST ?? 'localhost', () => {
   console.log(`Register ${issuer}/v1/oauth/upstream/callback as a redirect URI at ${providerName}.`);

@@ -2,7 +2,7 @@
 // pending request that the sign-in and consent forms carry.
 import type { Request, Response } from 'express';
 import { randomSecret, constantTimeEqual } from '../crypto/secrets';
-import type { Sealer } from './seal';
+import type { Sealer } from '../crypto/signed-value';
 import type { OAuthConfig, OAuthUser } from '../options';
 
 const SESSION_COOKIE = 'mcp_oauth_session';

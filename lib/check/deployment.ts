@@ -54,7 +54,7 @@ export async function checkDeployment(mcpUrl: string, options: CheckOptions = {}
   const fail = (message: string, fix: string) =>
     void findings.push({ ok: false, message: escapeControls(message), fix: escapeControls(fix) });
   const done = () => ({ ok: findings.every((finding) => finding.ok), findings });
-  // Loaded here: the SDK is an optional peer of the package, needed only by this check and createMcpHandler.
+  // Loaded here: the SDK is an optional peer of the package, needed only by this check and createMcpEndpoint.
   const sdk = {
     ...(require('@modelcontextprotocol/sdk/client/auth.js') as typeof import('@modelcontextprotocol/sdk/client/auth.js')),
     ...(require('@modelcontextprotocol/sdk/shared/auth-utils.js') as typeof import('@modelcontextprotocol/sdk/shared/auth-utils.js')),

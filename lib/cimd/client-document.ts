@@ -11,7 +11,7 @@ import {
   readRedirectUris,
   readScope,
   text,
-} from '../util/client-metadata';
+} from '../clients/metadata';
 
 const MAX_URL_LENGTH = 2000;
 /** Authentication methods a document may name: none, or its own keys. Never a shared secret (draft §4.1). */

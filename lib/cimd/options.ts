@@ -1,5 +1,5 @@
 // The options of Client ID Metadata Documents and of every outbound fetch (documents and jwks_uri), parsed once.
-import type { ResolveHost } from './safe-fetch';
+import type { ResolveHost } from '../outbound/safe-fetch';
 
 /** How the server treats client_id URLs, and how it fetches them (and any client's jwks_uri). */
 export interface ClientMetadataDocumentOptions {

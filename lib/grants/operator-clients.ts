@@ -1,15 +1,15 @@
 // Clients the operator registers (a machine client, an enterprise app): the only clients that may use the
 // client_credentials grant, which acts without a user (RFC 6749 §4.4; MCP's client credentials extension, SEP-1046),
 // or the jwt-bearer grant with an enterprise IdP's ID-JAG (MCP's Enterprise-Managed Authorization, SEP-990).
-// Dynamic registration and metadata documents can never ask for either (util/client-metadata.ts allows only
+// Dynamic registration and metadata documents can never ask for either (clients/metadata.ts allows only
 // authorization_code and refresh_token there), so a stranger cannot mint tokens without a user's consent.
 import { randomBytes } from 'node:crypto';
 import { isOAuthError } from '../errors';
 import { hashSecret, randomSecret } from '../crypto/secrets';
 import type { ClientRecord, OAuthStore, TokenEndpointAuthMethod } from '../store/types';
-import { readDpopBinding, readKeys, readRedirectUris, readScope } from '../util/client-metadata';
+import { readDpopBinding, readKeys, readRedirectUris, readScope } from '../clients/metadata';
 import { OFFLINE_ACCESS } from '../util/scopes';
-import { JWT_BEARER_GRANT } from './id-jag-options';
+import { JWT_BEARER_GRANT } from '../id-jag/options';
 
 /** The grant types an operator client may have. */
 export type OperatorGrantType =

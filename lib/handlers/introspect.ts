@@ -6,8 +6,8 @@ import { OAuthError } from '../errors';
 import { classifyPresentation, policyFor } from '../grants/rotation';
 import { boundKeyOf, successorOf } from '../crypto/refresh-token';
 import type { ClientRecord } from '../store/types';
-import { authenticateClient, type ClientAuthenticationDeps } from './client-authentication';
-import { findToken, type FoundToken, type TokenLookupDeps } from './token-lookup';
+import { authenticateClient, type ClientAuthenticationDeps } from '../clients/authentication';
+import { findToken, type FoundToken, type TokenLookupDeps } from '../clients/token-lookup';
 import { writeJson } from '../util/json-response';
 import { readParam, requireParam } from '../util/params';
 

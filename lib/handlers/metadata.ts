@@ -1,8 +1,9 @@
 // Discovery documents: authorization-server metadata (RFC 8414), protected-resource metadata (RFC 9728) and the
 // JWKS. Each is serialised once at startup; a request only writes the prepared bytes.
 import type { RequestHandler } from 'express';
-import { ASSERTION_ALGORITHMS } from '../crypto/client-assertion';
-import { ID_JAG_PROFILE, JWT_BEARER_GRANT } from '../grants/id-jag-options';
+import { ASSERTION_ALGORITHMS } from '../clients/assertion';
+import { offeredGrants } from '../grants/table';
+import { ID_JAG_PROFILE } from '../id-jag/options';
 import type { JwtSigner } from '../crypto/signer';
 import type { OAuthConfig } from '../options';
 import { protectedResourceMetadataPath } from '../paths';
@@ -36,12 +37,7 @@ export function authorizationServerMetadataHandler(config: OAuthConfig): Request
       response_modes_supported: ['query'],
       // client_credentials and jwt-bearer are only for clients the operator registered (registerOperatorClient);
       // jwt-bearer only while enterprise IdPs are configured.
-      grant_types_supported: [
-        'authorization_code',
-        'refresh_token',
-        'client_credentials',
-        ...(config.enterpriseIdps ? [JWT_BEARER_GRANT] : []),
-      ],
+      grant_types_supported: offeredGrants(config).map((grant) => grant.type),
       // The extension §6, draft §7: how a client learns that ID-JAGs are accepted here.
       ...(config.enterpriseIdps ? { authorization_grant_profiles_supported: [ID_JAG_PROFILE] } : {}),
       code_challenge_methods_supported: ['S256'],

@@ -5,7 +5,7 @@ import { handle, type OAuthContext } from '../context';
 import { hashSecret, randomSecret } from '../crypto/secrets';
 import { OAuthError } from '../errors';
 import type { ClientRecord } from '../store/types';
-import { validateClientMetadata } from '../util/client-metadata';
+import { validateClientMetadata } from '../clients/metadata';
 
 /** The registration response (RFC 7591 §3.2.1): the full registered metadata, and the secret, once. */
 export function registrationResponse(

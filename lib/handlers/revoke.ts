@@ -3,8 +3,8 @@
 import type { Request, RequestHandler } from 'express';
 import { handle, type OAuthContext } from '../context';
 import { OAuthError } from '../errors';
-import { authenticateClient, type ClientAuthenticationDeps } from './client-authentication';
-import { findToken, ownerOf, type TokenLookupDeps } from './token-lookup';
+import { authenticateClient, type ClientAuthenticationDeps } from '../clients/authentication';
+import { findToken, ownerOf, type TokenLookupDeps } from '../clients/token-lookup';
 import { readParam, requireParam } from '../util/params';
 
 export function revokeHandler(

@@ -11,7 +11,7 @@ import {
   type UnknownKeyError,
 } from '../crypto/signer';
 import type { SigningKeyRecord, SigningKeyState, SigningKeyStore } from '../store/types';
-import { createKeySealer } from './seal';
+import { createKeySealer } from '../crypto/encryption-at-rest';
 
 /** Options of createKeySetSigner. */
 export interface KeySetSignerOptions {

@@ -129,7 +129,7 @@ export async function readJsonBody(req: Request, limits: BodyLimits): Promise<un
   throw new McpRequestError(
     400,
     -32700,
-    'Parse error: the body was read by a parser before this handler, and not as JSON. Mount createMcpHandler ' +
+    'Parse error: the body was read by a parser before this handler, and not as JSON. Mount createMcpEndpoint ' +
       'without a body parser in front of it.',
   );
 }

@@ -4,7 +4,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ErrorRequestHandler, Request } from 'express';
 import { OAuthError, isOAuthError } from '../errors';
 import type { OAuthConfig } from '../options';
-import type { Pages } from '../pages';
+import type { Pages } from '../pages/render';
 import { clientRedirect, type RedirectTarget } from '../util/redirect-uri';
 import { isStoreUnavailable } from '../store/unavailable';
 import { writeJson } from '../util/json-response';

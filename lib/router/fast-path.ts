@@ -2,9 +2,9 @@
 // front of Express. Express sets up every request it dispatches: it swaps the Node request's and response's
 // prototypes for its own, which leaves every later property access on them slower, and walks the layers of the app
 // and its routers. On a refresh grant that is about a third of the CPU, on an MCP ping about half (bench/README.md).
-// fastPath(app) takes the requests it can serve whole, a POST of a plain form to one of these endpoints, and runs the
+// fastPath(oauth, app), the experimental entry (express-mcp-oauth/experimental), takes the requests it can serve whole, a POST of a plain form to one of these endpoints, and runs the
 // very steps the router runs for them (endpoints.ts: apiRoutes); a POST to one of the host's `routes` runs that
-// route's chain, written for Node's request and response (requireBearer and createMcpHandler are); every other
+// route's chain, written for Node's request and response (requireBearer and createMcpEndpoint are); every other
 // request goes to the app untouched, its body unread.
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import type { Request, RequestHandler } from 'express';
@@ -39,7 +39,7 @@ export interface FastPathOptions {
   before?: readonly NodeMiddleware[];
   /**
    * More POST endpoints of the host app served here, after `before`: each exact path (`'/mcp'`, no query string) with
-   * the chain that serves it, such as `[oauth.requireBearer(), createMcpHandler(...)]`. The same chain stays mounted
+   * the chain that serves it, such as `[oauth.requireBearer(), createMcpEndpoint(...)]`. The same chain stays mounted
    * in the app, which serves every other request to that path (GET, OPTIONS, `/mcp/`). Its handlers get the plain
    * Node request and response: no Express helpers (`res.json`, `req.params`, `req.body`), no app settings. (Express
    * handlers are accepted by type, as the library's own are typed so; they must not use those helpers.) The last step
@@ -67,7 +67,31 @@ function append(this: ServerResponse, name: string, value: string | string[]): S
   return this.appendHeader(name, value);
 }
 
-export type FastPath = (app: HostApp, options?: FastPathOptions) => RequestListener;
+/** A router's fast path, built with it (createOAuthRouter) so that it runs the router's own steps. */
+type FastPath = (app: HostApp, options?: FastPathOptions) => RequestListener;
+
+// Each router's fast path, found from the router: the experimental entry reaches it without a property on the
+// router, so that the root's OAuthRouter type says nothing of it.
+const fastPaths = new WeakMap<object, FastPath>();
+
+/** Records a router's fast path (createOAuthRouter does, for every router). */
+export function attachFastPath(router: object, serve: FastPath): void {
+  fastPaths.set(router, serve);
+}
+
+/**
+ * The token, revocation and introspection endpoints of `oauth` in front of the host app, for its HTTP server:
+ * `http.createServer(fastPath(oauth, app))`. Experimental: see FastPathOptions for what it does not run.
+ */
+export function fastPath(oauth: object, app: HostApp, options?: FastPathOptions): RequestListener {
+  // WeakMap.get answers undefined for anything that is not an object, null included.
+  const serve = fastPaths.get(oauth);
+  if (!serve)
+    throw new TypeError(
+      'fastPath: the first argument must be the router createOAuthRouter returned: fastPath(oauth, app).',
+    );
+  return serve(app, options);
+}
 
 /** One path's chain, and whether it is one of the host's routes (which read their own bodies) or the router's. */
 interface Chain {
@@ -103,7 +127,7 @@ export function createFastPath(
   return function fastPath(app, options = {}) {
     if (typeof app !== 'function')
       throw new TypeError(
-        'fastPath: pass your app (an Express app or a Node request listener): http.createServer(oauth.fastPath(app)).',
+        'fastPath: pass your app (an Express app or a Node request listener): http.createServer(fastPath(oauth, app)).',
       );
     const before = options.before ?? [];
     if (!Array.isArray(before) || before.some((step) => typeof step !== 'function'))

@@ -20,7 +20,7 @@ import type { ScopeCatalogue } from '../util/scopes';
 import { createBodyParsers } from './body-parsers';
 import { applyStoreCapabilities } from './capabilities';
 import { apiRoutes, mountEndpoints, mountWellKnown, wellKnownRouter } from './endpoints';
-import { createFastPath, type FastPath } from './fast-path';
+import { attachFastPath, createFastPath } from './fast-path';
 import { warnWithoutSecret } from './secret-warning';
 import { createServices } from './services';
 
@@ -28,16 +28,6 @@ import { createServices } from './services';
 export interface OAuthRouter extends Router {
   /** Middleware for the tool server: a valid access token for the resource, with the given scopes. */
   requireBearer(options?: RequireBearerOptions): RequestHandler;
-  /**
-   * The token, revocation and introspection endpoints in front of the host app, for its HTTP server:
-   * `http.createServer(oauth.fastPath(app))`. A POST of a plain form to one of them is served without Express's
-   * per-request set-up (about a third of a grant's CPU), by the same steps as the router; any other request goes to
-   * `app` untouched. The app's own middleware does not see the requests served here: pass what must run on them
-   * (request ids, logs, a Host check) as `before`, plain Node middleware. `req.ip` follows the app's `trust proxy`.
-   * `routes` adds the host's own POST endpoints whose steps use Node's request and response alone, such as
-   * `{ '/mcp': [oauth.requireBearer(), createMcpHandler(...)] }`; `onRouteError` answers their errors.
-   */
-  fastPath: FastPath;
   /** The well-known documents at their absolute paths; mount at the app's root when the issuer has a path. */
   wellKnown: Router;
   /**
@@ -107,7 +97,7 @@ export function createOAuthRouter(
   router.use(errorHandler);
 
   router.requireBearer = createRequireBearer(ctx, cache);
-  router.fastPath = createFastPath(config, api);
+  attachFastPath(router, createFastPath(config, api));
   router.wellKnown = wellKnownRouter(ctx, errorHandler);
   router.revokeGrant = (grantId, cause = {}) =>
     ctx.revokeGrant(grantId, { ...cause, by: cause.by ?? 'admin' });

@@ -1,16 +1,16 @@
 // What the endpoints share, built once from the parsed options: the store and signer, sealing and sessions for the
 // browser, the pages, audit events, the client lookup (registrations and metadata documents) and grant revocation.
-import { createSealer } from '../authorize/seal';
+import { createSealer } from '../crypto/signed-value';
 import { createBrowserSession } from '../authorize/session';
-import { createIssuerKeys } from '../cimd/issuer-keys';
+import { createIssuerKeys } from '../id-jag/issuer-keys';
 import { createClientDocumentResolver } from '../cimd/resolver';
-import { createSafeFetcher, systemResolveHost } from '../cimd/safe-fetch';
+import { createSafeFetcher, systemResolveHost } from '../outbound/safe-fetch';
 import { createClientLookup, type OAuthContext, type UpstreamServices } from '../context';
 import type { JwtSigner } from '../crypto/signer';
 import { createEventEmitter } from '../events';
 import { createBearerCache, type BearerCache } from '../middleware/bearer-cache';
 import type { OAuthConfig } from '../options';
-import { createPages } from '../pages';
+import { createPages } from '../pages/render';
 import type { OAuthStore, UpstreamTokenStore } from '../store/types';
 import { createUpstreamConnector } from '../upstream/client';
 import { createUpstreamTokens } from '../upstream/tokens';

@@ -18,3 +18,8 @@ export { createFakeClock, DAY, HOUR, MINUTE, SECOND } from './clock';
 export type { FakeClock } from './clock';
 /** Valid records (client, grant, code) and refresh tokens for store tests, overridable field by field. */
 export { clientRecord, codeRecord, grantRecord, newRefreshToken, newSecret } from './fixtures';
+/**
+ * A host-name resolver and its answers: the `resolveHost` of the clientMetadataDocuments option, injectable so that
+ * a test of the SSRF-safe fetcher's address checks never looks a name up.
+ */
+export type { ResolveHost, ResolvedAddress } from '../outbound/safe-fetch';

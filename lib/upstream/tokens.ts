@@ -3,7 +3,7 @@
 // deleted (and revoked upstream where the provider offers it) when the grant ends.
 import { hashSecret, randomSecret } from '../crypto/secrets';
 import { OAuthError } from '../errors';
-import { createKeySealer } from '../keys/seal';
+import { createKeySealer } from '../crypto/encryption-at-rest';
 import type { UpstreamTokenStore, UpstreamTokensRecord } from '../store/types';
 import { classify, isOAuthErrorAnswer, type UpstreamConnection, type UpstreamTokenSet } from './client';
 import type { UpstreamConfig, UpstreamProvider } from './options';

@@ -5,6 +5,9 @@ const path = require('node:path');
 const fs = require('node:fs');
 const express = require('express');
 const { createOAuthRouter, createSqliteStore, createJwtSigner } = require('express-mcp-oauth');
+const { fastPath } = require('express-mcp-oauth/experimental');
+const { createMcpEndpoint } = require('express-mcp-oauth/mcp');
+const { McpServer } = require('@modelcontextprotocol/sdk/server/mcp.js');
 
 const server = http.createServer();
 server.listen(0, '127.0.0.1', () => {
@@ -18,16 +21,23 @@ server.listen(0, '127.0.0.1', () => {
   });
   const app = express();
   app.use(oauth);
-  // Plain Node steps, so that the fast path can serve this route too.
+  // The MCP layer of the package (Node steps alone, so that the fast path can serve this route too): one tool,
+  // which answers with the caller's user id, for a token with fakture:read.
   const mcp = [
     oauth.requireBearer(),
-    (req, res) => {
-      res.setHeader('Content-Type', 'application/json');
-      res.end(JSON.stringify({ user: req.auth.userId }));
-    },
+    createMcpEndpoint({
+      createServer: () => {
+        const server = new McpServer({ name: 'consumer', version: '1.0.0' });
+        server.registerTool('whoami', { description: 'Who is calling' }, (extra) => ({
+          content: [{ type: 'text', text: `user ${extra.authInfo.userId}` }],
+        }));
+        return server;
+      },
+      toolScopes: { whoami: ['fakture:read'] },
+    }),
   ];
   app.post('/mcp', ...mcp);
-  // FAST_PATH=1: the API endpoints and POST /mcp through oauth.fastPath, counted by a `before` step, the count at
+  // FAST_PATH=1: the API endpoints and POST /mcp through fastPath, counted by a `before` step, the count at
   // GET /fast-count.
   let fast = 0;
   app.get('/fast-count', (_req, res) => res.json({ fast }));
@@ -37,7 +47,7 @@ server.listen(0, '127.0.0.1', () => {
   };
   server.on(
     'request',
-    process.env.FAST_PATH === '1' ? oauth.fastPath(app, { before: [count], routes: { '/mcp': mcp } }) : app,
+    process.env.FAST_PATH === '1' ? fastPath(oauth, app, { before: [count], routes: { '/mcp': mcp } }) : app,
   );
   console.log(JSON.stringify({ url: issuer, express: require('express/package.json').version }));
 });

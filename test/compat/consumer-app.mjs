@@ -5,7 +5,10 @@ import path from 'node:path';
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import express from 'express';
-import { createOAuthRouter, createSqliteStore, createJwtSigner } from 'express-mcp-oauth';
+import { createJwtSigner, createOAuthRouter, createSqliteStore } from 'express-mcp-oauth';
+import { fastPath } from 'express-mcp-oauth/experimental';
+import { createMcpEndpoint } from 'express-mcp-oauth/mcp';
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 
 const server = http.createServer();
 server.listen(0, '127.0.0.1', () => {
@@ -19,16 +22,23 @@ server.listen(0, '127.0.0.1', () => {
   });
   const app = express();
   app.use(oauth);
-  // Plain Node steps, so that the fast path can serve this route too.
+  // The MCP layer of the package (Node steps alone, so that the fast path can serve this route too): one tool,
+  // which answers with the caller's user id, for a token with fakture:read.
   const mcp = [
     oauth.requireBearer(),
-    (req, res) => {
-      res.setHeader('Content-Type', 'application/json');
-      res.end(JSON.stringify({ user: req.auth.userId }));
-    },
+    createMcpEndpoint({
+      createServer: () => {
+        const server = new McpServer({ name: 'consumer', version: '1.0.0' });
+        server.registerTool('whoami', { description: 'Who is calling' }, (extra) => ({
+          content: [{ type: 'text', text: `user ${extra.authInfo.userId}` }],
+        }));
+        return server;
+      },
+      toolScopes: { whoami: ['fakture:read'] },
+    }),
   ];
   app.post('/mcp', ...mcp);
-  // FAST_PATH=1: the API endpoints and POST /mcp through oauth.fastPath, counted by a `before` step, the count at
+  // FAST_PATH=1: the API endpoints and POST /mcp through fastPath, counted by a `before` step, the count at
   // GET /fast-count.
   let fast = 0;
   app.get('/fast-count', (_req, res) => res.json({ fast }));
@@ -38,7 +48,7 @@ server.listen(0, '127.0.0.1', () => {
   };
   server.on(
     'request',
-    process.env.FAST_PATH === '1' ? oauth.fastPath(app, { before: [count], routes: { '/mcp': mcp } }) : app,
+    process.env.FAST_PATH === '1' ? fastPath(oauth, app, { before: [count], routes: { '/mcp': mcp } }) : app,
   );
   const version = createRequire(import.meta.url)('express/package.json').version;
   console.log(JSON.stringify({ url: issuer, express: version }));

@@ -1,5 +1,6 @@
 // The package as users install it (the build, with its package.json exports), in host apps on Express 4 and 5,
-// written as CommonJS and as ES modules: each one runs the openid-client journey against its own server.
+// written as CommonJS and as ES modules: each one runs the openid-client journey against its own server and calls a
+// tool of the MCP layer (express-mcp-oauth/mcp), the fast path (express-mcp-oauth/experimental) on or off.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { cpSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -70,17 +71,20 @@ describe('Express 4 and 5, CommonJS and ES modules', () => {
     const host = await startHost(projects[major]!, script, served === 'fastPath');
     try {
       expect(host.express.split('.')[0]).toBe(major);
-      const result = await runOpenidClientJourney(host.url, USER.email, USER.password);
+      const result = await runOpenidClientJourney(host.url, USER.email, USER.password, 'call-tool');
       expect(result).toMatchObject({
         issuerInCallback: host.url,
         rotated: true,
         refreshAfterRevocation: 'invalid_grant',
+        // The MCP layer (express-mcp-oauth/mcp), loaded by this module system: the tool ran for the token's user.
+        toolCall: 'user u1',
       });
       const count = async () =>
         ((await (await fetch(`${host.url}/fast-count`)).json()) as { fast: number }).fast;
-      // The token requests (code, refresh, the refresh after revocation) and the revocation went the way named.
+      // The token requests (code, refresh, the refresh after revocation), the tool call and the revocation went the
+      // way named.
       const before = await count();
-      if (served === 'fastPath') expect(before).toBeGreaterThanOrEqual(4);
+      if (served === 'fastPath') expect(before).toBeGreaterThanOrEqual(5);
       else expect(before).toBe(0);
       const refused = await fetch(`${host.url}/mcp`, {
         method: 'POST',

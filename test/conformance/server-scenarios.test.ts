@@ -1,5 +1,5 @@
 // The official MCP conformance CLI (@modelcontextprotocol/conformance) in its server mode, against
-// createMcpHandler serving test/fixtures/conformance/everything-server.ts on both of its paths: `lean`
+// createMcpEndpoint serving test/fixtures/conformance/everything-server.ts on both of its paths: `lean`
 // (streaming: false, each request answered with one JSON document by our transport) and `sdk` (streaming: true,
 // requests that may stream served by the SDK's StreamableHTTPServerTransport as an event stream). Each scenario is
 // a test of its own, run at spec version 2025-11-25 (the latest dated one, the CLI's default for these). The CLI's
@@ -132,7 +132,7 @@ const summary = (checks: Check[]) =>
   checks.map((check) => `${check.status} ${check.id} ${check.errorMessage ?? ''}`.trim()).join('\n');
 
 describeWith(
-  'the official MCP conformance CLI, server mode, against createMcpHandler',
+  'the official MCP conformance CLI, server mode, against createMcpEndpoint',
   { conformance: true },
   () => {
     const PATHS = [

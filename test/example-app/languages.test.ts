@@ -3,7 +3,7 @@
 // language in <html lang> and Content-Language, varies on Accept-Language, and in Croatian shows no English word of
 // its catalogues (scope descriptions included). The Croatian catalogues are complete, marks and placeholders kept.
 import request from 'supertest';
-import { ENGLISH_MESSAGES } from 'express-mcp-oauth';
+import { ENGLISH_MESSAGES } from 'express-mcp-oauth/pages';
 import { hr } from '../../example-app/i18n/hr';
 import {
   ACCOUNT_LANGUAGES,

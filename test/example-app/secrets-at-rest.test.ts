@@ -11,7 +11,7 @@ import { readConfig } from '../../example-app/config';
 import { createSecretSealer, keyFileOf } from '../../example-app/db/secret-key';
 import { createExampleApp } from '../../example-app/app';
 import { parseSecretKey } from '../../example-app/config';
-import { createSealer } from '../../lib/authorize/seal';
+import { createSealer } from '../../lib/crypto/signed-value';
 import { startExampleApp } from '../helpers/example-app';
 
 /** The OAuth sign-in cookie for `userId`, sealed with `secret` as the library seals it: with it, a browser is signed in. */

@@ -5,7 +5,8 @@ import { createHash, generateKeyPairSync, randomBytes, randomUUID, type KeyObjec
 import express from 'express';
 import jwt from 'jsonwebtoken';
 import request from 'supertest';
-import { createMemoryStore, createOAuthRouter, createPostgresStore } from '../../lib';
+import { createMemoryStore, createOAuthRouter } from '../../lib';
+import { createPostgresStore } from '../../lib/postgres';
 import { accessTokenHash } from '../../lib/dpop/proof';
 import { createDpopNonces, NONCE_PERIOD_MS } from '../../lib/dpop/nonce';
 import { jwkThumbprint } from '../../lib/dpop/thumbprint';

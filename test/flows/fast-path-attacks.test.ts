@@ -1,4 +1,4 @@
-// The attack suites of the grants once more, every request served by http.createServer(oauth.fastPath(app)) instead
+// The attack suites of the grants once more, every request served by http.createServer(fastPath(oauth, app)) instead
 // of the app (see test/http/fast-path-endpoints.test.ts): replays, reuse, races and DPoP proofs meet the same rules
 // whichever of the two dispatches them.
 import { runThroughFastPath } from '../helpers/fast-path';

@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import fc from 'fast-check';
 import request from 'supertest';
 import type { Express } from 'express';
-import { createPostgresStore } from '../../lib/store/postgres';
+import { createPostgresStore } from '../../lib/postgres';
 import { createSqliteStore } from '../../lib/store/sqlite';
 import type { OAuthStore } from '../../lib/store/types';
 import { createFakeClock } from '../helpers/clock';

@@ -1,13 +1,13 @@
-// Attacks on the client_credentials grant (lib/grants/operator-clients.ts, lib/handlers/client-credentials.ts) and on
-// the jwt-bearer grant with an ID-JAG (lib/crypto/id-jag.ts, lib/handlers/jwt-bearer.ts, lib/cimd/issuer-keys.ts),
+// Attacks on the client_credentials grant (lib/grants/operator-clients.ts, lib/grants/client-credentials.ts) and on
+// the jwt-bearer grant with an ID-JAG (lib/id-jag/assertion.ts, lib/id-jag/grant.ts, lib/id-jag/issuer-keys.ts),
 // through the real token endpoint on the fake clock, with loopback IdPs. Each test asserts the safe behaviour and is
 // named after the attack it stops; each pins a rule that test/http/client-credentials.test.ts and
 // test/http/jwt-bearer.test.ts leave unpinned.
 import { generateKeyPairSync, randomUUID } from 'node:crypto';
 import jwt from 'jsonwebtoken';
 import request from 'supertest';
-import { importIssuerKeys } from '../../lib/cimd/issuer-keys';
-import { JWT_BEARER_GRANT } from '../../lib/grants/id-jag-options';
+import { importIssuerKeys } from '../../lib/id-jag/issuer-keys';
+import { JWT_BEARER_GRANT } from '../../lib/id-jag/options';
 import type { OAuthRouterOptions } from '../../lib/options';
 import { startEnterpriseIdp, type EnterpriseIdp } from '../helpers/enterprise-idp';
 import { resolveToLoopback } from '../helpers/document-server';
@@ -146,7 +146,7 @@ test('an ID-JAG replayed after its exp but within the clock tolerance is still r
   const assertion = idp.mint(claims(client.clientId, { exp: nowSeconds() + 60 }));
   expect((await exchange(client, assertion)).status).toBe(200);
   // 20 s past exp: jwt.verify still accepts it (30 s tolerance), so only the jti record can refuse it, and only if it
-  // is kept past exp by the tolerance too (replayUntil in lib/crypto/id-jag.ts; a store may take over an expired id).
+  // is kept past exp by the tolerance too (replayUntil in lib/id-jag/assertion.ts; a store may take over an expired id).
   server.clock.advance(80_000);
   const replay = await exchange(client, assertion);
   expect(replay.status).toBe(400);

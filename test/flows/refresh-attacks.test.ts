@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import express, { type Express } from 'express';
 import request from 'supertest';
-import { createPostgresStore } from '../../lib';
+import { createPostgresStore } from '../../lib/postgres';
 import { issueRefreshToken, refreshTokenKey, successorOf } from '../../lib/crypto/refresh-token';
 import { sha256 } from '../../lib/crypto/secrets';
 import { parseRefreshTokenReuse } from '../../lib/grants/reuse-options';

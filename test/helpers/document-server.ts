@@ -3,7 +3,7 @@
 // requests per path. It listens on 127.0.0.1 only, with a certificate from the test CA.
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
-import type { ResolveHost } from '../../lib/cimd/safe-fetch';
+import type { ResolveHost } from '../../lib/outbound/safe-fetch';
 import { testCa } from './test-ca';
 
 export interface Route {

@@ -1,9 +1,10 @@
 // The OAuth router's fast path under the suites written for the router: a test file that calls runThroughFastPath()
 // before requiring them has every supertest request to a mountTestApp app served by http.createServer(
-// oauth.fastPath(app)) instead of the app, and can count how many the fast path took and how many it left to Express.
+// fastPath(oauth, app)) instead of the app, and can count how many the fast path took and how many it left to Express.
 import type { RequestListener } from 'node:http';
 import type { Express } from 'express';
 import type { OAuthRouter } from '../../lib/router';
+import { fastPath } from '../../lib/experimental';
 
 interface FastPathState {
   listeners: WeakMap<object, RequestListener>;
@@ -35,7 +36,7 @@ export function registerFastPath(app: Express, oauth: OAuthRouter): void {
     // The app's settings (trust proxy), as the fast path reads them from an Express app.
     { get: (setting: string) => app.get(setting) },
   );
-  const fast = oauth.fastPath(toExpress);
+  const fast = fastPath(oauth, toExpress);
   current.listeners.set(app, (req, res) => {
     counts.requests += 1;
     fast(req, res);

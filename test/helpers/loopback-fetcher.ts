@@ -3,7 +3,7 @@
 // refused address is never connected to.
 import net from 'node:net';
 import tls from 'node:tls';
-import { createSafeFetcher, type SafeFetchOptions, type SafeFetcher } from '../../lib/cimd/safe-fetch';
+import { createSafeFetcher, type SafeFetchOptions, type SafeFetcher } from '../../lib/outbound/safe-fetch';
 import { resolveToLoopback } from './document-server';
 import { testCa } from './test-ca';
 

@@ -4,7 +4,8 @@
 import * as client from 'openid-client';
 import { createScriptedBrowser } from './scripted-browser.mjs';
 
-const [base, email, password] = process.argv.slice(2);
+// With a fourth argument `call-tool`: also calls the MCP tool `whoami` at {base}/mcp with the refreshed token.
+const [base, email, password, extraStep] = process.argv.slice(2);
 const redirectUri = 'http://127.0.0.1:9/callback';
 
 const { browse, form, post } = createScriptedBrowser();
@@ -46,6 +47,7 @@ const tokens = await client.authorizationCodeGrant(
   { resource: `${base}/mcp` },
 );
 const refreshed = await client.refreshTokenGrant(config, tokens.refresh_token);
+const toolCall = extraStep === 'call-tool' ? await callTool(refreshed.access_token) : undefined;
 await client.tokenRevocation(config, refreshed.refresh_token, { token_type_hint: 'refresh_token' });
 let refreshAfterRevocation;
 try {
@@ -66,5 +68,33 @@ console.log(
     rotated: refreshed.refresh_token !== tokens.refresh_token,
     accessToken: refreshed.access_token,
     refreshAfterRevocation,
+    toolCall,
   }),
 );
+
+/** A tools/call of `whoami` (JSON-RPC over Streamable HTTP, without initialize: the endpoint is stateless). */
+async function callTool(accessToken) {
+  const answer = await fetch(`${base}/mcp`, {
+    method: 'POST',
+    headers: {
+      Authorization: `Bearer ${accessToken}`,
+      'Content-Type': 'application/json',
+      Accept: 'application/json, text/event-stream',
+      'MCP-Protocol-Version': '2025-06-18',
+    },
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'tools/call',
+      params: { name: 'whoami', arguments: {} },
+    }),
+  });
+  const text = await answer.text();
+  const data = answer.headers.get('content-type')?.startsWith('text/event-stream')
+    ? text
+        .split('\n')
+        .find((line) => line.startsWith('data:'))
+        ?.slice(5)
+    : text;
+  return JSON.parse(data ?? 'null')?.result?.content?.[0]?.text ?? `${answer.status} ${text}`;
+}

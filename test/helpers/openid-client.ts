@@ -15,16 +15,25 @@ export interface OpenidClientJourney {
   /** The last access token, issued before the revocation. */
   accessToken: string;
   refreshAfterRevocation: string;
+  /** With `call-tool`: the text of the MCP tool whoami's answer (or the status and body of a failure). */
+  toolCall?: string;
 }
 
 export async function runOpenidClientJourney(
   baseUrl: string,
   email: string,
   password: string,
+  extraStep?: 'call-tool',
 ): Promise<OpenidClientJourney> {
   const { stdout } = await promisify(execFile)(
     process.execPath,
-    [join(__dirname, 'openid-client-driver.mjs'), baseUrl, email, password],
+    [
+      join(__dirname, 'openid-client-driver.mjs'),
+      baseUrl,
+      email,
+      password,
+      ...(extraStep ? [extraStep] : []),
+    ],
     {
       timeout: 30_000,
     },

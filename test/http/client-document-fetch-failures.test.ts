@@ -4,7 +4,7 @@
 // requests name it. Every address beyond loopback comes from the injected resolver and is never connected to.
 import { createServer, type AddressInfo } from 'node:net';
 import request from 'supertest';
-import type { ResolveHost } from '../../lib/cimd/safe-fetch';
+import type { ResolveHost } from '../../lib/outbound/safe-fetch';
 import type { OAuthEvent } from '../../lib/events';
 import type { OAuthRouterOptions } from '../../lib/options';
 import { chatGptDocument } from '../helpers/client-documents';

@@ -1,4 +1,4 @@
-// The API endpoints' suites once more, every request served by http.createServer(oauth.fastPath(app)) instead of the
+// The API endpoints' suites once more, every request served by http.createServer(fastPath(oauth, app)) instead of the
 // app: what the router promises at the token, revocation and introspection endpoints, the fast path keeps. Requests
 // it does not take (other paths, JSON bodies) reach Express as before, and are counted, so that a fast path that
 // quietly took nothing would fail here.

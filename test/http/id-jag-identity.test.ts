@@ -4,7 +4,7 @@
 // rule. The user the ID-JAG is about must never be asked for when the rule refuses first.
 import request from 'supertest';
 import type { OAuthEvent } from '../../lib/events';
-import { JWT_BEARER_GRANT, type IdJagClaims, type IdJagUser } from '../../lib/grants/id-jag-options';
+import { JWT_BEARER_GRANT, type IdJagClaims, type IdJagUser } from '../../lib/id-jag/options';
 import { emailKey } from '../../lib/util/email';
 import { resolveToLoopback } from '../helpers/document-server';
 import { startEnterpriseIdp, type EnterpriseIdp } from '../helpers/enterprise-idp';

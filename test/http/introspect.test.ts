@@ -1,7 +1,8 @@
 // Token introspection (RFC 7662) on SQLite and on PostgreSQL: who may ask, what an active token tells, and that
 // everything else is { active: false } and nothing more.
 import request from 'supertest';
-import { createJwtSigner, createPostgresStore, type OAuthRouterOptions, type OAuthStore } from '../../lib';
+import { createJwtSigner, type OAuthRouterOptions, type OAuthStore } from '../../lib';
+import { createPostgresStore } from '../../lib/postgres';
 import { createSqliteStore } from '../../lib/store/sqlite';
 import { createFakeClock, MINUTE, SECOND, type FakeClock } from '../helpers/clock';
 import { createTestDatabase, type TestDatabase } from '../helpers/postgres-database';

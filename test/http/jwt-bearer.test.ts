@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto';
 import jwt from 'jsonwebtoken';
 import request from 'supertest';
 import type { OAuthEvent } from '../../lib/events';
-import { JWT_BEARER_GRANT } from '../../lib/grants/id-jag-options';
+import { JWT_BEARER_GRANT } from '../../lib/id-jag/options';
 import type { OAuthRouterOptions } from '../../lib/options';
 import { createMemoryStore } from '../../lib/store/memory';
 import { hashSecret } from '../../lib/crypto/secrets';

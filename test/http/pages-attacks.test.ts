@@ -3,7 +3,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import request from 'supertest';
-import type { PageLanguage } from '../../lib';
+import type { PageLanguage } from '../../lib/pages';
 import { renderMessage } from '../../lib/i18n/translate';
 import { negotiateLanguage } from '../../lib/i18n/negotiate';
 import { BUSINESS_SCOPES } from '../../example-app/scopes';

@@ -5,7 +5,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import request from 'supertest';
-import type { PageLanguage } from '../../lib';
+import type { PageLanguage } from '../../lib/pages';
 import {
   authorizeQuery,
   createTestServer,

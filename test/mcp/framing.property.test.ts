@@ -10,7 +10,8 @@
 import fc from 'fast-check';
 import express5 from 'express';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { createMcpHandler } from '../../lib';
+import { createMcpEndpoint } from '../../lib/mcp';
+import { fastPath } from '../../lib/experimental';
 import { createTestServer, obtainTokens, type TestServer } from '../helpers/oauth-app';
 import { exchange, listenOnLoopback } from '../helpers/raw-http';
 
@@ -240,7 +241,7 @@ async function listen(
     raw: [express.raw({ type: () => true })],
     text: [express.text({ type: () => true })],
   }[parser];
-  const handler = createMcpHandler({
+  const handler = createMcpEndpoint({
     createServer,
     toolScopes: { spy: ['fakture:write'], echo: ['fakture:read'] },
     maxServers: 2,
@@ -260,7 +261,7 @@ async function listen(
     next();
   };
   const chain = [count, closeWhenAsked, oauth.oauth.requireBearer(), handler];
-  return listenOnLoopback(oauth.oauth.fastPath(app, { routes: { '/mcp': chain } }));
+  return listenOnLoopback(fastPath(oauth.oauth, app, { routes: { '/mcp': chain } }));
 }
 
 /** What the property's requests were answered, per path: a status, and whether the answer was an event stream. */

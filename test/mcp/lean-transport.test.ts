@@ -1,4 +1,4 @@
-// The lean transport (lib/mcp/lean-transport.ts) against the SDK's own. createMcpHandler answers a stateless request
+// The lean transport (lib/mcp/lean-transport.ts) against the SDK's own. createMcpEndpoint answers a stateless request
 // by writing the pooled server's JSON-RPC answer straight to the Node response, where it used to hand each request
 // to a new StreamableHTTPServerTransport in JSON mode. A fast-check property sends the same bytes to both and holds
 // the lean path to the SDK's answer, byte for byte, except where the handler refuses on purpose (each such refusal
@@ -14,7 +14,7 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { createMcpHandler, type McpHandlerOptions } from '../../lib';
+import { createMcpEndpoint, type McpEndpointOptions } from '../../lib/mcp';
 import { NO_REQUESTS_TO_CLIENT } from '../../lib/mcp/lean-transport';
 import type { AuthenticatedRequest, BearerAuth } from '../../lib/middleware/bearer';
 import { stall } from '../helpers/raw-http';
@@ -142,18 +142,18 @@ function demoServer(stats: Stats, hold?: Gate) {
   };
 }
 
-/** createMcpHandler behind a fixed req.auth. */
+/** createMcpEndpoint behind a fixed req.auth. */
 function handlerApp(
   createServer: () => McpServer,
-  options: Partial<McpHandlerOptions> = {},
+  options: Partial<McpEndpointOptions> = {},
   before?: RequestHandler,
 ) {
   const app = express();
-  app.post('/mcp', ...(before ? [before] : []), withAuth, createMcpHandler({ createServer, ...options }));
+  app.post('/mcp', ...(before ? [before] : []), withAuth, createMcpEndpoint({ createServer, ...options }));
   return app;
 }
 
-/** What createMcpHandler did before the lean transport: a fresh server and SDK transport (JSON mode) per request. */
+/** What createMcpEndpoint did before the lean transport: a fresh server and SDK transport (JSON mode) per request. */
 function referenceApp(createServer: () => McpServer) {
   const app = express();
   app.post('/mcp', withAuth, express.json(), async (req, res) => {

@@ -1,9 +1,9 @@
-// createMcpHandler under attack by framing and by time: the exact framings an outside review used, bodies that never
+// createMcpEndpoint under attack by framing and by time: the exact framings an outside review used, bodies that never
 // finish, a full pool, and one caller's session leaking into the next caller's.
 import express from 'express';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { InMemoryTaskStore } from '@modelcontextprotocol/sdk/experimental/tasks/stores/in-memory.js';
-import { createMcpHandler, type McpHandlerOptions } from '../../lib';
+import { createMcpEndpoint, type McpEndpointOptions } from '../../lib/mcp';
 import { forgetSession } from '../../lib/mcp/session-state';
 import { createServerPool, PoolBusyError } from '../../lib/mcp/server-pool';
 import { createTestServer, obtainTokens, type TestServer } from '../helpers/oauth-app';
@@ -43,9 +43,9 @@ function businessServer(hold?: Gate) {
   return server;
 }
 
-async function listen(options: Partial<McpHandlerOptions> = {}, hold?: Gate) {
+async function listen(options: Partial<McpEndpointOptions> = {}, hold?: Gate) {
   const app = express();
-  const handler = createMcpHandler({
+  const handler = createMcpEndpoint({
     createServer: () => businessServer(hold),
     toolScopes: { update_company: ['company:write'], get_profile: ['user:read'] },
     ...options,
@@ -229,7 +229,7 @@ describe('what one request could do to the next: ids and tasks', () => {
       app.post(
         '/mcp',
         oauth.oauth.requireBearer(),
-        createMcpHandler({
+        createMcpEndpoint({
           createServer: () => {
             const server = new McpServer(
               { name: 'tasks', version: '1' },
@@ -407,6 +407,6 @@ test.each([
   ['queueTimeoutMs', { queueTimeoutMs: 1.5 }, /queueTimeoutMs/],
 ])('fails at start on a bad %s', (_name, options, message) => {
   expect(() =>
-    createMcpHandler({ createServer: () => businessServer(), ...options } as McpHandlerOptions),
+    createMcpEndpoint({ createServer: () => businessServer(), ...options } as McpEndpointOptions),
   ).toThrow(message);
 });

@@ -66,21 +66,42 @@ test('the tarball holds the build, the pages, the README, its docs, the changelo
     expect(files).toContain(needed);
   const stray = files.filter(
     (path) =>
-      // testing/package.json points resolvers that predate `exports` (TypeScript's node10) at the testing entry.
-      ![
-        'package.json',
-        'README.md',
-        'CHANGELOG.md',
-        'LICENSE',
-        'testing/package.json',
-        'bin/express-mcp-oauth.cjs',
-      ].includes(path) &&
+      !['package.json', 'README.md', 'CHANGELOG.md', 'LICENSE', 'bin/express-mcp-oauth.cjs'].includes(path) &&
       !/^dist\/lib\/.+\.(js|d\.ts)$/.test(path) &&
-      !/^dist\/esm\/(index|testing)\.(mjs|d\.mts)$/.test(path) &&
+      !/^dist\/esm\/[a-z]+\.(mjs|d\.mts)$/.test(path) &&
       !/^views\/.+\.(ejs|css)$/.test(path) &&
       !/^docs\/[a-z-]+\.md$/.test(path),
   );
   expect(stray).toEqual([]);
+});
+
+// Every entry point of package.json, each with its ES module face and CommonJS build (and their types) in the tarball.
+const MANIFEST = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
+  exports: Record<string, string | { import: Record<string, string>; require: Record<string, string> }>;
+};
+const ENTRY_POINTS = Object.keys(MANIFEST.exports).filter((key) => key !== './package.json');
+
+test('every entry point of exports is in the tarball, for import and require, with its types', () => {
+  expect(ENTRY_POINTS).toEqual(
+    expect.arrayContaining([
+      '.',
+      './mcp',
+      './postgres',
+      './store',
+      './pages',
+      './check',
+      './testing',
+      './experimental',
+    ]),
+  );
+  for (const entry of ENTRY_POINTS) {
+    const conditions = MANIFEST.exports[entry] as {
+      import: Record<string, string>;
+      require: Record<string, string>;
+    };
+    for (const target of [...Object.values(conditions.import), ...Object.values(conditions.require)])
+      expect([entry, files.includes(target.replace(/^\.\//, ''))]).toEqual([entry, true]);
+  }
 });
 
 test('publint finds nothing, not even a suggestion', () => {
@@ -95,7 +116,12 @@ test('the types resolve for require and import, under node16 and bundler resolut
     analysis: { problems: unknown[]; entrypoints: Record<string, { resolutions: Record<string, unknown> }> };
   };
   expect(report.analysis.problems).toEqual([]);
-  for (const entrypoint of ['.', './testing'])
+  expect(
+    Object.keys(report.analysis.entrypoints)
+      .filter((key) => key !== './package.json')
+      .sort(),
+  ).toEqual([...ENTRY_POINTS].sort());
+  for (const entrypoint of ENTRY_POINTS)
     expect(Object.keys(report.analysis.entrypoints[entrypoint]!.resolutions).sort()).toEqual([
       'bundler',
       'node10',

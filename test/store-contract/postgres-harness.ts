@@ -1,7 +1,7 @@
 // The PostgreSQL store under the contract suite: a schema of its own per store, races over the pool's connections.
 import { randomBytes } from 'node:crypto';
 import { Pool } from 'pg';
-import { createPostgresStore } from '../../lib/store/postgres';
+import { createPostgresStore } from '../../lib/postgres';
 import type { FakeClock } from '../../lib/testing';
 import { DATABASE_URL } from '../helpers/services';
 import type { StoreHarness } from '../../lib/testing';

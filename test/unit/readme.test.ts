@@ -13,6 +13,11 @@
 //   that copies a file of examples/ word for word is run instead, from the packed package, by
 //   test/package/pack.test.ts (the quick start: examples/minimal/server.mjs).
 import * as library from '../../lib';
+import * as check from '../../lib/check';
+import * as experimental from '../../lib/experimental';
+import * as mcp from '../../lib/mcp';
+import * as pages from '../../lib/pages';
+import * as postgres from '../../lib/postgres';
 import * as testing from '../../lib/testing';
 import {
   CODE_DIRS,
@@ -32,7 +37,10 @@ import { JAVASCRIPT, TYPESCRIPT, typeCheck } from '../helpers/readme-typecheck';
 
 const readme = read('README.md');
 const DOCS = documents();
-const EXPORTS = [...Object.keys(library), ...Object.keys(testing)];
+// Every entry point's runtime names (express-mcp-oauth/store has types alone).
+const EXPORTS = [library, check, experimental, mcp, pages, postgres, testing].flatMap((entry) =>
+  Object.keys(entry),
+);
 
 describe('README.md', () => {
   test('the quick start is examples/minimal/server.mjs, word for word', () => {
@@ -52,7 +60,7 @@ describe('README.md', () => {
     expect(development).toContain('`npm run test:fast`');
   });
 
-  test('names every export of the package and of express-mcp-oauth/testing', () => {
+  test('names every export of every entry point of the package', () => {
     expect(EXPORTS.filter((name) => !new RegExp(`\\b${name}\\b`).test(readme))).toEqual([]);
   });
 
@@ -63,7 +71,7 @@ describe('README.md', () => {
 
 test('docs/pages.md lists every message of the built-in pages with its English words', () => {
   const rows = read('docs/pages.md').split('\n');
-  for (const [key, text] of Object.entries(library.ENGLISH_MESSAGES)) {
+  for (const [key, text] of Object.entries(pages.ENGLISH_MESSAGES)) {
     const row = rows.find((line) => line.startsWith(`| \`${key}\` `));
     expect([key, row?.includes(text)]).toEqual([key, true]);
   }

@@ -3,12 +3,9 @@
 // that each failure is reported once, with its detail.
 import { generateKeyPairSync } from 'node:crypto';
 import { OAuthError } from '../../../lib/errors';
-import {
-  createClientDocumentResolver,
-  FAILURE_CACHE_MS,
-  type FetchFailureReport,
-} from '../../../lib/cimd/resolver';
-import { FetchRefusedError, type FetchFailure, type SafeFetcher } from '../../../lib/cimd/safe-fetch';
+import { createClientDocumentResolver, type FetchFailureReport } from '../../../lib/cimd/resolver';
+import { FAILURE_CACHE_MS } from '../../../lib/outbound/cache-policy';
+import { FetchRefusedError, type FetchFailure, type SafeFetcher } from '../../../lib/outbound/safe-fetch';
 import { createFakeClock, SECOND } from '../../helpers/clock';
 import { clientRecord } from '../../../lib/testing/fixtures';
 

@@ -6,12 +6,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import express from 'express';
 import request from 'supertest';
-import {
-  createKeySetSigner,
-  createOAuthRouter,
-  createPostgresStore,
-  type KeySetSignerOptions,
-} from '../../../lib';
+import { createKeySetSigner, createOAuthRouter, type KeySetSignerOptions } from '../../../lib';
+import { createPostgresStore } from '../../../lib/postgres';
 import { createSqliteStore } from '../../../lib/store/sqlite';
 import type { OAuthStore, SigningKeyStore } from '../../../lib/store/types';
 import { createFakeClock, HOUR, SECOND, type FakeClock } from '../../helpers/clock';

@@ -243,7 +243,7 @@ describe('readJsonBody after a parser that ran before', () => {
       status: 400,
       code: -32700,
       message:
-        'Parse error: the body was read by a parser before this handler, and not as JSON. Mount createMcpHandler ' +
+        'Parse error: the body was read by a parser before this handler, and not as JSON. Mount createMcpEndpoint ' +
         'without a body parser in front of it.',
       close: false,
     });

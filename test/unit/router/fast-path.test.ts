@@ -1,4 +1,4 @@
-// oauth.fastPath(app): which requests it takes and which it leaves to the app untouched, what runs before the
+// fastPath(oauth, app): which requests it takes and which it leaves to the app untouched, what runs before the
 // endpoint, the client's address as Express would give it, failures, and (a property) the same answer as the router
 // for the same bytes.
 import type { RequestListener } from 'node:http';
@@ -9,7 +9,7 @@ import { createSqliteStore } from '../../../lib/store/sqlite';
 import { createFakeClock } from '../../helpers/clock';
 import { mountTestApp } from '../../helpers/oauth-app';
 import { comparable, exchange, listenOnLoopback, type RawAnswer } from '../../helpers/raw-http';
-import type { NodeMiddleware } from '../../../lib/router/fast-path';
+import { fastPath, type NodeMiddleware } from '../../../lib/experimental';
 
 const TOKEN = '/v1/oauth/token';
 
@@ -64,14 +64,27 @@ async function send(listener: RequestListener, head: string, body = ''): Promise
 }
 
 describe('arguments', () => {
+  // OAUTH stands for the router setUp made.
+  const OAUTH = Symbol('the OAuth router');
   test.each([
-    ['no app', [undefined], /pass your app/],
-    ['an object for an app', [{}], /pass your app/],
-    ['before that is not a list', [() => undefined, { before: () => undefined }], /before must be an array/],
-    ['before with a non-function', [() => undefined, { before: [1] }], /before must be an array/],
+    ['no router', [undefined, () => undefined], /must be the router createOAuthRouter returned/],
+    [
+      'an Express router of its own',
+      [express.Router(), () => undefined],
+      /must be the router createOAuthRouter/,
+    ],
+    ['no app', [OAUTH, undefined], /pass your app/],
+    ['an object for an app', [OAUTH, {}], /pass your app/],
+    [
+      'before that is not a list',
+      [OAUTH, () => undefined, { before: () => undefined }],
+      /before must be an array/,
+    ],
+    ['before with a non-function', [OAUTH, () => undefined, { before: [1] }], /before must be an array/],
   ])('%s: a TypeError that says how to fix it', (_name, args, message) => {
     const { oauth, close } = setUp();
-    expect(() => (oauth.fastPath as (...a: unknown[]) => unknown)(...args)).toThrow(message);
+    const given = (args as unknown[]).map((arg) => (arg === OAUTH ? oauth : arg));
+    expect(() => (fastPath as (...a: unknown[]) => unknown)(...given)).toThrow(message);
     close();
   });
 });
@@ -100,7 +113,7 @@ describe('what goes to the app untouched, body unread', () => {
     ['a body over 16 KB', form(TOKEN, `${body}&pad=${'a'.repeat(16 * 1024)}`, { 'X-Echo': '1' })],
   ])('%s', async (_name, [head, payload]) => {
     const { host, oauth, reachedApp, events, close } = setUp();
-    const answer = await send(oauth.fastPath(host), head, payload);
+    const answer = await send(fastPath(oauth, host), head, payload);
     expect(answer.status).toBe(200);
     expect(JSON.parse(answer.body)).toEqual({ echoed: payload });
     expect(reachedApp).toHaveLength(1);
@@ -110,7 +123,7 @@ describe('what goes to the app untouched, body unread', () => {
 
   test('a body of unknown length (chunked) and a GET go to the app', async () => {
     const { host, oauth, reachedApp, close } = setUp();
-    const listener = oauth.fastPath(host);
+    const listener = fastPath(oauth, host);
     const chunked = await send(
       listener,
       `POST ${TOKEN} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\nX-Echo: 1\r\n` +
@@ -140,7 +153,7 @@ describe('before', () => {
         seen.push(`${name} ${req.url}`);
         next();
       };
-    const listener = oauth.fastPath(host, { before: [mark('a'), mark('b')] });
+    const listener = fastPath(oauth, host, { before: [mark('a'), mark('b')] });
     expect((await send(listener, ...refused)).status).toBe(401);
     expect((await send(listener, ...form('/echo', 'x=1'))).status).toBe(200);
     expect(seen).toEqual([`a ${TOKEN}`, `b ${TOKEN}`]);
@@ -154,7 +167,7 @@ describe('before', () => {
       res.statusCode = 403;
       res.end('no');
     };
-    const answer = await send(oauth.fastPath(host, { before: [deny] }), ...refused);
+    const answer = await send(fastPath(oauth, host, { before: [deny] }), ...refused);
     expect(answer).toMatchObject({ status: 403, body: 'no' });
     expect(events).toEqual([]);
     close();
@@ -167,7 +180,7 @@ describe('before', () => {
       throw new Error('thrown detail');
     };
     for (const step of [fail, thrower]) {
-      const answer = await send(oauth.fastPath(host, { before: [step] }), ...refused);
+      const answer = await send(fastPath(oauth, host, { before: [step] }), ...refused);
       expect(answer.status).toBe(500);
       expect(JSON.parse(answer.body)).toEqual({
         error: 'server_error',
@@ -186,7 +199,7 @@ describe('before', () => {
       res.write('partial');
       next(new Error('too late'));
     };
-    const answer = await send(oauth.fastPath(host, { before: [halfway] }), ...refused);
+    const answer = await send(fastPath(oauth, host, { before: [halfway] }), ...refused);
     // Never the 100 bytes announced: the client can tell the answer was cut off.
     expect(answer.body.length).toBeLessThan(100);
     expect(errors.map((error) => (error as Error).message)).toEqual(['too late']);
@@ -204,7 +217,7 @@ describe("the client's address, as Express gives it (events, rate limits)", () =
     const request = form(TOKEN, 'grant_type=refresh_token&client_id=nobody&refresh_token=x', {
       'X-Forwarded-For': '203.0.113.9',
     });
-    await send(oauth.fastPath(host), ...request);
+    await send(fastPath(oauth, host), ...request);
     await send(host, ...request);
     expect(events.map(({ address }) => address)).toEqual([expected, expected]);
     close();
@@ -212,7 +225,7 @@ describe("the client's address, as Express gives it (events, rate limits)", () =
 
   test('with the limits on: counted by address, RateLimit headers, 429 in OAuth terms', async () => {
     const { host, oauth, close } = setUp({ rateLimits: { token: { limit: 2, windowMs: 60_000 } } });
-    const listener = oauth.fastPath(host);
+    const listener = fastPath(oauth, host);
     const request = form(TOKEN, 'grant_type=refresh_token&client_id=nobody&refresh_token=x');
     const answers = [];
     for (let i = 0; i < 3; i += 1) answers.push(await send(listener, ...request));
@@ -265,7 +278,7 @@ describe('property: the fast path answers as the router does', () => {
 
   test('status, headers and body', async () => {
     const { host, oauth, close } = setUp();
-    const fast = await listenOnLoopback(oauth.fastPath(host));
+    const fast = await listenOnLoopback(fastPath(oauth, host));
     const plain = await listenOnLoopback(host);
     // The date moves between the two requests and Express alone adds X-Powered-By; everything else must match.
     const ignored = ['date', 'x-powered-by'];
@@ -317,7 +330,7 @@ describe("routes: the host's own POST endpoints (its /mcp)", () => {
     ['onRouteError not a function', { onRouteError: 'x' }, /onRouteError must be a function/],
   ])('%s: a TypeError that says how to fix it', (_name, options, message) => {
     const { host, oauth, close } = setUp();
-    expect(() => (oauth.fastPath as (...a: unknown[]) => unknown)(host, options)).toThrow(message);
+    expect(() => (fastPath as (...a: unknown[]) => unknown)(oauth, host, options)).toThrow(message);
     close();
   });
 
@@ -329,7 +342,7 @@ describe("routes: the host's own POST endpoints (its /mcp)", () => {
       marks.push(req.url!);
       next();
     };
-    const listener = oauth.fastPath(host, { before: [mark], routes: { '/hook': [hook(seen)] } });
+    const listener = fastPath(oauth, host, { before: [mark], routes: { '/hook': [hook(seen)] } });
     const taken = await send(listener, ...json('/hook', '{"id":1}'));
     expect(taken).toMatchObject({ status: 200, body: '{"hooked":true}' });
     expect(seen).toEqual(['/hook {"id":1}']);
@@ -360,7 +373,7 @@ describe("routes: the host's own POST endpoints (its /mcp)", () => {
     const answered: unknown[] = [];
     const failOnToken: NodeMiddleware = (req, _res, next) =>
       next(req.url === TOKEN ? new Error('before detail') : undefined);
-    const withAnswer = oauth.fastPath(host, {
+    const withAnswer = fastPath(oauth, host, {
       before: [failOnToken],
       routes: { '/hook': [broken] },
       onRouteError: (error, _req, res) => {
@@ -377,7 +390,7 @@ describe("routes: the host's own POST endpoints (its /mcp)", () => {
     const token = await send(withAnswer, ...form(TOKEN, 'grant_type=nope'));
     expect(JSON.parse(token.body)).toMatchObject({ error: 'server_error' });
     const fallback = await send(
-      oauth.fastPath(host, { routes: { '/hook': [broken] } }),
+      fastPath(oauth, host, { routes: { '/hook': [broken] } }),
       ...json('/hook', '{}'),
     );
     expect(fallback.status).toBe(500);
@@ -388,7 +401,7 @@ describe("routes: the host's own POST endpoints (its /mcp)", () => {
 
   test('an onRouteError that throws: the connection is closed and its error reported, never a hang', async () => {
     const { host, oauth, errors, close } = setUp();
-    const listener = oauth.fastPath(host, {
+    const listener = fastPath(oauth, host, {
       routes: { '/hook': [((_req, _res, next) => next(new Error('first'))) as NodeMiddleware] },
       onRouteError: () => {
         throw new Error('the answer failed');

@@ -7,7 +7,8 @@ test('importing the package does not load better-sqlite3; creating a SQLite stor
     });
     const lib = require('../../../lib/index') as typeof import('../../../lib/index');
     expect(typeof lib.createOAuthRouter).toBe('function');
-    expect(typeof lib.createPostgresStore).toBe('function');
+    const postgres = require('../../../lib/postgres') as typeof import('../../../lib/postgres');
+    expect(typeof postgres.createPostgresStore).toBe('function');
     expect(() => lib.createSqliteStore(':memory:')).toThrow('better-sqlite3 was loaded');
   });
 });

@@ -1,0 +1,123 @@
+// createMcpEndpoint's options, parsed once at start, failing fast with a message that says how to fix each.
+import type { McpServerLike } from './server-pool';
+
+/** Options of createMcpEndpoint. */
+export interface McpEndpointOptions {
+  /**
+   * Builds one server with every tool registered (an `McpServer` of `@modelcontextprotocol/sdk`). Called once at
+   * start and then only when more requests are in flight than servers exist (up to `maxServers`), never per request.
+   * Tools read the caller from `extra.authInfo` (requireBearer's `req.auth`: userId, clientId, scopes, grantId).
+   */
+  createServer: () => McpServerLike;
+  /**
+   * The scopes each tool needs, all of them. A token without them does not see the tool in `tools/list`, and
+   * calling it is refused with 403 `insufficient_scope` naming the scopes (RFC 6750 §3.1), so the client can ask
+   * the user for more (the MCP spec's step-up authorization). A tool not named here needs only a valid token.
+   */
+  toolScopes?: Readonly<Record<string, readonly string[]>>;
+  /**
+   * Most servers kept at once, i.e. requests served concurrently; more wait their turn, at most `queueTimeoutMs`.
+   * A tool call that never returns keeps its server while its client waits, so give slow tools their own timeouts.
+   * Default 32.
+   */
+  maxServers?: number;
+  /**
+   * How long a request whose body has arrived may wait for a free server before it is refused with 503 and
+   * `Retry-After` (JSON-RPC error -32000). Default 10,000 ms.
+   */
+  queueTimeoutMs?: number;
+  /** The largest request body, in bytes or as '100kb', '1mb'. Default '1mb'. */
+  bodyLimit?: string | number;
+  /**
+   * How long the whole request body may take to arrive before the request is refused with 408 (instead of
+   * Node's 300 s request timeout). Default 10,000 ms.
+   */
+  bodyTimeoutMs?: number;
+  /**
+   * Whether each server's first complete tools/list answer is given again to later requests (default true). The
+   * SDK's McpServer otherwise converts every tool's schema to JSON Schema on every tools/list (about 5 ms for 30
+   * tools). A server whose tools change after that (registered, removed, enabled, disabled) is replaced, not reused.
+   * Set false only if you replaced the server's tools/list handler with one whose answer depends on the request.
+   */
+  rememberToolList?: boolean;
+  /**
+   * Whether tools stream (default false). By default every request is answered with one JSON document, written
+   * straight to the response by a transport of this package: what a tool sends during a request other than its
+   * answer (progress, log messages) is not delivered. With true, a request that runs your code (tools/call, resources/read, prompts/get, completion/complete,
+   * anything but initialize, ping and tools/list) is served by the SDK's StreamableHTTPServerTransport instead,
+   * answering with an event stream that carries its notifications, at about twice the cost per request. Either way a
+   * request to the client (sampling, elicitation, roots) fails at once: its answer would come back on another HTTP
+   * request, to another server.
+   */
+  streaming?: boolean;
+}
+
+/** The options as the handler uses them. */
+export interface McpEndpointConfig {
+  maxServers: number;
+  queueTimeoutMs: number;
+  maxBytes: number;
+  bodyTimeoutMs: number;
+  toolScopes: Map<string, readonly string[]>;
+  rememberToolList: boolean;
+  streaming: boolean;
+}
+
+function parseToolScopes(toolScopes: McpEndpointOptions['toolScopes']): Map<string, readonly string[]> {
+  const table = new Map<string, readonly string[]>();
+  if (toolScopes === undefined) return table;
+  if (typeof toolScopes !== 'object' || toolScopes === null)
+    throw new TypeError('createMcpEndpoint: toolScopes must be an object of tool name to scope list.');
+  for (const [name, scopes] of Object.entries(toolScopes)) {
+    if (
+      !Array.isArray(scopes) ||
+      scopes.some((scope) => typeof scope !== 'string' || !/^[\x21\x23-\x5b\x5d-\x7e]+$/.test(scope))
+    )
+      throw new TypeError(
+        `createMcpEndpoint: toolScopes.${name} must be a list of scope names (RFC 6749 §3.3), e.g. ['notes:read'].`,
+      );
+    table.set(name, Object.freeze([...scopes]));
+  }
+  return table;
+}
+
+const SIZE = /^(\d+)\s*(b|kb|mb)?$/i;
+const UNIT: Record<string, number> = { b: 1, kb: 1024, mb: 1024 * 1024 };
+
+/** bodyLimit as bytes: a whole number, or '512kb', '1mb'. */
+function parseBodyLimit(limit: string | number | undefined): number {
+  const match = SIZE.exec(String(limit ?? '1mb').trim());
+  const bytes = match ? Number(match[1]) * UNIT[(match[2] ?? 'b').toLowerCase()]! : NaN;
+  if (!Number.isSafeInteger(bytes) || bytes < 1)
+    throw new TypeError("createMcpEndpoint: bodyLimit must be a number of bytes or a size such as '1mb'.");
+  return bytes;
+}
+
+function milliseconds(name: string, value: number | undefined, fallback: number): number {
+  const parsed = value ?? fallback;
+  if (!Number.isInteger(parsed) || parsed < 1 || parsed > 600_000)
+    throw new TypeError(
+      `createMcpEndpoint: ${name} must be a whole number of milliseconds from 1 to 600000.`,
+    );
+  return parsed;
+}
+
+export function parseMcpEndpointOptions(options: McpEndpointOptions): McpEndpointConfig {
+  if (!options || typeof options.createServer !== 'function')
+    throw new TypeError('createMcpEndpoint: createServer must be a function that returns a new McpServer.');
+  const maxServers = options.maxServers ?? 32;
+  if (!Number.isInteger(maxServers) || maxServers < 1)
+    throw new TypeError('createMcpEndpoint: maxServers must be a whole number of at least 1.');
+  for (const name of ['rememberToolList', 'streaming'] as const)
+    if (options[name] !== undefined && typeof options[name] !== 'boolean')
+      throw new TypeError(`createMcpEndpoint: ${name} must be true or false.`);
+  return {
+    maxServers,
+    queueTimeoutMs: milliseconds('queueTimeoutMs', options.queueTimeoutMs, 10_000),
+    maxBytes: parseBodyLimit(options.bodyLimit),
+    bodyTimeoutMs: milliseconds('bodyTimeoutMs', options.bodyTimeoutMs, 10_000),
+    toolScopes: parseToolScopes(options.toolScopes),
+    rememberToolList: options.rememberToolList !== false,
+    streaming: options.streaming === true,
+  };
+}
