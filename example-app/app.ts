@@ -5,7 +5,6 @@ import express, { type ErrorRequestHandler, type Express } from 'express';
 import { fastPath } from 'express-mcp-oauth/experimental';
 import {
   type ClientMetadataDocumentOptions,
-  createJwtSigner,
   createOAuthRouter,
   DEFAULT_PATHS,
   type IdJagClaims,

@@ -18,7 +18,7 @@ export interface AuditLog {
   activity(userId: string): Promise<ActivitySummary>;
 }
 
-export interface ActivitySummary {
+interface ActivitySummary {
   lastSignIn: Map<string, number>;
   lastRefresh: Map<string, number>;
 }

@@ -38,6 +38,7 @@ export function routeNamer(paths: Readonly<Record<string, string>>): (path: stri
   };
 }
 
+/** The app's metrics (loaded with require() only when METRICS_PORT is set). @public */
 export function createAppMetrics(options: {
   routeOf: (path: string) => string;
   activeGrants: () => Promise<number>;

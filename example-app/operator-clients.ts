@@ -8,7 +8,7 @@ import type { AppDb } from './db/database';
 import { BUSINESS_SCOPES } from './scopes';
 
 /** The key of the client's metadata that names the user (by id) a machine client acts on. */
-export const ACTS_FOR_USER = 'acts_for_user';
+const ACTS_FOR_USER = 'acts_for_user';
 
 /** A problem with the input of client creation, with a one-line message fit for the command line. */
 export class OperatorClientInputError extends Error {

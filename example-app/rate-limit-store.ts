@@ -8,7 +8,7 @@ import { createClient } from 'redis';
 import type { RateLimitName, RateLimitStore } from 'express-mcp-oauth';
 import { ConfigError } from './config';
 
-export interface SharedRateLimits {
+interface SharedRateLimits {
   store: (name: RateLimitName) => RateLimitStore;
   /** Resolves when Redis answers a PING (readiness). */
   ping(): Promise<unknown>;
@@ -20,6 +20,7 @@ const START_TIMEOUT_MS = 5000;
 /** The URL without its password, for messages. */
 const redacted = (url: string) => url.replace(/\/\/([^:@/]*):[^@/]*@/, '//$1:***@');
 
+/** Redis-backed rate limits (loaded with require() only when REDIS_URL is set). @public */
 export async function connectRateLimitStore(redisUrl: string, prefix: string): Promise<SharedRateLimits> {
   let lastError: Error | undefined;
   let connected = false;

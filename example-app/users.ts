@@ -18,7 +18,7 @@ export class UserInputError extends Error {
 }
 
 const SCRYPT = { N: 16384, r: 8, p: 1, keyLength: 32 };
-export const MIN_PASSWORD_LENGTH = 10;
+const MIN_PASSWORD_LENGTH = 10;
 
 /**
  * scrypt on libuv's thread pool: a hash takes tens of milliseconds of CPU, and done synchronously it would stop every

@@ -129,7 +129,7 @@ export type EmitEvent = (req: Request | undefined, type: OAuthEventType, fields?
 const REQUEST_ID = Symbol('express-mcp-oauth.requestId');
 
 /** The id of a request: the host app's (`req.id`), or one made once and kept on the request. */
-export function requestIdOf(req: Request): string {
+function requestIdOf(req: Request): string {
   const given = (req as { id?: unknown }).id;
   if (typeof given === 'string' && given) return given;
   if (typeof given === 'number') return String(given);

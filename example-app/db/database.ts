@@ -7,7 +7,7 @@ import type { Database as SqliteDatabase, Statement } from 'better-sqlite3';
 import type { ConnectionGate } from './connection-gate';
 import type { Pool, PoolClient } from 'pg';
 
-export type Params = ReadonlyArray<unknown>;
+type Params = ReadonlyArray<unknown>;
 
 export interface AppDb {
   readonly dialect: 'sqlite' | 'postgres';

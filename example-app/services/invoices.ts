@@ -11,19 +11,18 @@ export const QUOTE_STATUSES = ['draft', 'sent', 'accepted', 'declined'] as const
  * The status each status may move to. Nothing goes back to draft (a sent invoice set back to draft could then be
  * deleted, and leave the books); paid, cancelled, accepted and declined are final.
  */
-export const STATUS_TRANSITIONS: Readonly<
-  Record<'invoice' | 'quote', Readonly<Record<string, readonly string[]>>>
-> = {
-  invoice: { draft: ['sent', 'paid', 'cancelled'], sent: ['paid', 'cancelled'], paid: [], cancelled: [] },
-  quote: {
-    draft: ['sent', 'accepted', 'declined'],
-    sent: ['accepted', 'declined'],
-    accepted: [],
-    declined: [],
-  },
-};
+const STATUS_TRANSITIONS: Readonly<Record<'invoice' | 'quote', Readonly<Record<string, readonly string[]>>>> =
+  {
+    invoice: { draft: ['sent', 'paid', 'cancelled'], sent: ['paid', 'cancelled'], paid: [], cancelled: [] },
+    quote: {
+      draft: ['sent', 'accepted', 'declined'],
+      sent: ['accepted', 'declined'],
+      accepted: [],
+      declined: [],
+    },
+  };
 
-export interface LineInput {
+interface LineInput {
   description?: string;
   product_id?: number;
   quantity: number;

@@ -17,16 +17,16 @@ export interface RecordTable {
   defaults?: (db: AppDb, companyId: number) => Promise<Record<string, unknown>>;
 }
 
-export interface ListQuery {
+interface ListQuery {
   search?: string;
   limit: number;
   offset: number;
   filters?: Record<string, unknown>;
 }
 
-export type StoredRecord = Record<string, unknown> & { id: number };
+type StoredRecord = Record<string, unknown> & { id: number };
 
-export function recordService({ table, noun, writable, searchable, filterable = [], defaults }: RecordTable) {
+function recordService({ table, noun, writable, searchable, filterable = [], defaults }: RecordTable) {
   const get = async (db: AppDb, companyId: number, id: number): Promise<StoredRecord> => {
     const row = await db.get<Record<string, unknown>>(
       `SELECT * FROM ${table} WHERE id = ? AND company_id = ?`,
@@ -114,7 +114,7 @@ function pick(fields: Record<string, unknown>, allowed: readonly string[]): Reco
   );
 }
 
-export const companyCurrency = async (db: AppDb, companyId: number) =>
+const companyCurrency = async (db: AppDb, companyId: number) =>
   (await db.get<{ currency: string }>('SELECT currency FROM companies WHERE id = ?', [companyId]))!.currency;
 
 export const clients = recordService({

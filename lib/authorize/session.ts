@@ -19,13 +19,13 @@ const HOST_PREFIX = '__Host-';
 const PENDING_REQUEST_MS = 30 * 60 * 1000;
 
 /** The parameters of a validated authorization request, carried sealed between the pages. */
-export type PendingRequest = Record<string, string>;
+type PendingRequest = Record<string, string>;
 
 /**
  * A sign-in through an upstream provider that keeps the user's tokens: it holds for the one authorization request it
  * was made for (the tokens go to that request's grant), not for the next one.
  */
-export interface UpstreamSignIn {
+interface UpstreamSignIn {
   provider: string;
   /** The held tokens' id (see upstream/tokens.ts). */
   tokens: string;
@@ -62,7 +62,7 @@ export interface BrowserSession {
 }
 
 /** What the upstream callback must find in the browser that started the sign-in. */
-export interface UpstreamTransaction extends Record<string, unknown> {
+interface UpstreamTransaction extends Record<string, unknown> {
   provider: string;
   state: string;
   nonce?: string;

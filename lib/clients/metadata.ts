@@ -24,13 +24,13 @@ export interface ClientMetadata {
 /** Fields as they came, and whether they come from a document (shared by many servers) or a registration. */
 type Fields = Record<string, unknown>;
 
-export const REGISTRATION_AUTH_METHODS: readonly TokenEndpointAuthMethod[] = [
+const REGISTRATION_AUTH_METHODS: readonly TokenEndpointAuthMethod[] = [
   'client_secret_basic',
   'client_secret_post',
   'none',
   'private_key_jwt',
 ];
-export const GRANT_TYPES = ['authorization_code', 'refresh_token'];
+const GRANT_TYPES = ['authorization_code', 'refresh_token'];
 const MAX_REDIRECT_URIS = 10;
 const MAX_KEYS = 10;
 const URL_FIELDS = ['client_uri', 'logo_uri', 'tos_uri', 'policy_uri'] as const;
@@ -41,7 +41,7 @@ const PRIVATE_MEMBERS = ['d', 'p', 'q', 'dp', 'dq', 'qi', 'k', 'oth'];
 export const invalidMetadata = (description: string) =>
   new OAuthError('invalid_client_metadata', description);
 
-export function stringList(body: Fields, name: string, max: number): string[] | undefined {
+function stringList(body: Fields, name: string, max: number): string[] | undefined {
   const value = body[name];
   if (value === undefined) return undefined;
   if (

@@ -22,7 +22,7 @@ export interface GrantRequest {
   proof: TokenRequestProof;
 }
 
-export type GrantTypeName = NonNullable<EventFields['grantType']>;
+type GrantTypeName = NonNullable<EventFields['grantType']>;
 
 export interface GrantType {
   /** The grant_type parameter's value (RFC 6749 §4.1.3, §4.4.2, §6; RFC 7523 §2.1). */

@@ -33,7 +33,7 @@ export interface RefreshTokenReusePolicy {
 }
 
 /** The policy of RFC 9700 before clients shared tokens: a used token is good for a minute, then it is reuse. */
-export const STRICT_REUSE: Required<RefreshTokenReuseOptions> = { window: 60, untilSuccessorUsed: false };
+const STRICT_REUSE: Required<RefreshTokenReuseOptions> = { window: 60, untilSuccessorUsed: false };
 
 /**
  * The policy for a refresh token bound to a DPoP key (RFC 9449 §5): 'strict', or the operator's window if shorter.

@@ -31,7 +31,7 @@ export type Presentation =
  * allows the latest token at any time, after its successor was used); `superseded`, a token that was never used and
  * never will be (a sibling of a used token, or a second first token of the grant).
  */
-export type ReuseReason = 'after_window' | 'superseded';
+type ReuseReason = 'after_window' | 'superseded';
 
 /** Classifies a presented token against its grant's pointer; reads the store once more when the token is older. */
 export async function classifyPresentation(

@@ -7,7 +7,7 @@ import { clientCredentialsGrant } from './client-credentials';
 import type { GrantType } from './grant-type';
 import { refreshTokenGrant } from './refresh-token';
 
-export const GRANT_TYPES: readonly GrantType[] = [
+const GRANT_TYPES: readonly GrantType[] = [
   authorizationCodeGrant,
   refreshTokenGrant,
   clientCredentialsGrant,

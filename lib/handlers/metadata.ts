@@ -6,7 +6,6 @@ import { offeredGrants } from '../grants/table';
 import { ID_JAG_PROFILE } from '../id-jag/options';
 import type { JwtSigner } from '../crypto/signer';
 import type { OAuthConfig } from '../options';
-import { protectedResourceMetadataPath } from '../paths';
 
 /** A document serialised once; browser-based MCP clients may read it from any origin. */
 function jsonDocument(document: unknown, cacheControl: string): RequestHandler {

@@ -8,7 +8,7 @@ import type { ClientRecord } from '../store/types';
 import { validateClientMetadata } from '../clients/metadata';
 
 /** The registration response (RFC 7591 §3.2.1): the full registered metadata, and the secret, once. */
-export function registrationResponse(
+function registrationResponse(
   client: ClientRecord,
   clientSecret: string | undefined,
 ): Record<string, unknown> {

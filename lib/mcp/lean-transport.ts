@@ -7,7 +7,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 
 /** What the SDK's Protocol passes with each incoming message (MessageExtraInfo). */
-export interface MessageExtra {
+interface MessageExtra {
   authInfo?: unknown;
   requestInfo?: { headers: Record<string, string | string[] | undefined>; url?: URL };
 }

@@ -26,7 +26,7 @@ const quote = (value: string) =>
   `"${value.replace(/[\u2018\u2019]/g, "'").replace(/[^\x20-\x7e]|["\\]/g, '')}"`;
 
 /** The `WWW-Authenticate` value: always the metadata URL; the error when there is one (none for no credentials). */
-export function bearerChallenge(resourceMetadataUrl: string, error?: OAuthError, scope?: string): string {
+function bearerChallenge(resourceMetadataUrl: string, error?: OAuthError, scope?: string): string {
   return challenge('Bearer', resourceMetadataUrl, error, scope);
 }
 

@@ -18,7 +18,7 @@ export interface RefusalReports {
 }
 
 /** The default bound of remembered keys, per limit: about 1 MB at most. */
-export const MAX_REPORTED_KEYS = 10_000;
+const MAX_REPORTED_KEYS = 10_000;
 
 export function createRefusalReports(
   windowMs: number,

@@ -8,7 +8,7 @@
 // working copy away. Past its lifetime a copy is never served.
 
 /** What a load brought: the validated value and the Cache-Control header it came with. */
-export interface Loaded<T> {
+interface Loaded<T> {
   value: T;
   cacheControl: string | undefined;
 }
@@ -40,7 +40,7 @@ export interface FetchCache<T> {
 }
 
 /** How long a response may be kept: its max-age, raised to the floor and cut to the ceiling; no-store gets the floor. */
-export function cacheLifetimeMs(cacheControl: string | undefined, minMs: number, maxMs: number): number {
+function cacheLifetimeMs(cacheControl: string | undefined, minMs: number, maxMs: number): number {
   const directives = (cacheControl ?? '')
     .toLowerCase()
     .split(',')

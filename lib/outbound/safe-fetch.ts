@@ -47,7 +47,7 @@ export interface SafeFetchOptions {
 }
 
 /** What a fetch brought back: the parsed JSON and the caching it asked for. */
-export interface FetchedJson {
+interface FetchedJson {
   body: unknown;
   cacheControl: string | undefined;
 }

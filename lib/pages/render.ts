@@ -12,7 +12,7 @@ import type { PageMessageKey } from '../i18n/messages';
 import { renderMessage } from '../i18n/translate';
 import type { ResolvedLanguage } from '../i18n/options';
 
-export type PageName = 'login' | 'consent' | 'error';
+type PageName = 'login' | 'consent' | 'error';
 
 export interface Pages {
   /** Security headers for every page: CSP with a per-response nonce, no framing, no caching. */

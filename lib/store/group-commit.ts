@@ -6,7 +6,7 @@
 import type { Database } from 'better-sqlite3';
 
 /** Runs `work` inside the next shared transaction; settles once that transaction has committed (or failed). */
-export type GroupCommit = <T>(work: () => T) => Promise<T>;
+type GroupCommit = <T>(work: () => T) => Promise<T>;
 
 export interface GroupCommitControl {
   run: GroupCommit;

@@ -18,8 +18,7 @@ export function mapRow<T>(row: unknown, convert: (row: Row) => T): T | undefined
   return row === undefined ? undefined : convert(row as Row);
 }
 
-export const scopesOf = (value: unknown): string[] =>
-  typeof value === 'string' && value ? value.split(' ') : [];
+const scopesOf = (value: unknown): string[] => (typeof value === 'string' && value ? value.split(' ') : []);
 
 export function toClient(row: Row): ClientRecord {
   return {

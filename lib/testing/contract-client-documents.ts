@@ -8,7 +8,7 @@ import { expect } from './expect';
 import { clientRecord, grantRecord } from './fixtures';
 
 /** A document client's validated copy, as the library builds it: no secret, its URL as its id. */
-export function documentRecord(url: string, overrides: Partial<ClientRecord> = {}): ClientRecord {
+function documentRecord(url: string, overrides: Partial<ClientRecord> = {}): ClientRecord {
   return clientRecord({
     clientId: url,
     clientSecretHash: null,

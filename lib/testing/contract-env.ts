@@ -13,7 +13,7 @@ export const RETRY_WINDOW = 60 * SECOND;
  * The reuse policy of the contract's cases unless one says otherwise: a used token comes back with its successor for
  * RETRY_WINDOW, and never after (the library's default is longer and more lenient; the rule is the same).
  */
-export const CONTRACT_REUSE: RefreshTokenReuseOptions = {
+const CONTRACT_REUSE: RefreshTokenReuseOptions = {
   window: RETRY_WINDOW / SECOND,
   untilSuccessorUsed: false,
 };

@@ -39,7 +39,7 @@ export class UpstreamError extends Error {
 }
 
 /** The checks of one authorization request, kept by the browser between the start and the callback. */
-export interface UpstreamChecks {
+interface UpstreamChecks {
   state: string;
   nonce?: string;
   codeVerifier: string;

@@ -19,7 +19,7 @@ export interface ConsentResult {
 const isRedirect = (status: number) => status === 302 || status === 303;
 
 /** What a page of the app says, for an error message: the text of its main element, tags and spaces folded. */
-export function pageText(html: string): string {
+function pageText(html: string): string {
   const main = /<main[^>]*>([\s\S]*?)<\/main>/.exec(html)?.[1] ?? html;
   return main
     .replace(/<(script|style)[^>]*>[\s\S]*?<\/\1>/g, '')

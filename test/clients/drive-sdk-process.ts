@@ -13,7 +13,7 @@ import type { Json, Matrix, Tokens } from './drive-types';
 import type { ClientProfile } from './profile';
 
 /** One request the SDK sent (outside /mcp), with the server's answer. */
-export interface SdkRequest {
+interface SdkRequest {
   method: string;
   url: URL;
   /** A form body (token requests). */

@@ -3,7 +3,7 @@
 // public source (a document, a file of the client's source, an issue thread) in `sources`.
 
 /** A public source of a quirk: where someone can read it, and what it says in a few words. */
-export interface Source {
+interface Source {
   /** e.g. "anthropics/claude-code#74250", "modelcontextprotocol/typescript-sdk src/client/auth.ts", a docs URL. */
   ref: string;
   /** What it shows, in one sentence. */
@@ -11,14 +11,14 @@ export interface Source {
 }
 
 /** How the client gets a client_id. */
-export type Identification =
+type Identification =
   /** An https URL as client_id: a Client ID Metadata Document the client publishes. */
   | { kind: 'metadata-document'; document: Record<string, unknown> }
   /** Dynamic client registration (RFC 7591) with this body. */
   | { kind: 'registration'; body: Record<string, unknown> };
 
 /** Where the browser comes back to. */
-export interface RedirectShape {
+interface RedirectShape {
   /** The redirect URI the client sends in the authorization request, for a loopback listener on `port`. */
   uri: (port: number) => string;
   /** Whether the port is chosen at run time (an ephemeral loopback port) or fixed. */
@@ -26,10 +26,10 @@ export interface RedirectShape {
 }
 
 /** When the client sends RFC 8707's `resource`. */
-export type ResourceHabit = 'always' | 'never' | 'authorize-only' | 'token-only' | 'sometimes';
+type ResourceHabit = 'always' | 'never' | 'authorize-only' | 'token-only' | 'sometimes';
 
 /** How the client keeps its refresh token between refreshes. */
-export type RefreshSharing =
+type RefreshSharing =
   /** One process, one copy: each refresh uses the token the last one returned. */
   | 'single'
   /** Several processes (sessions, windows) share one stored token and each refreshes from its own in-memory copy. */
@@ -42,7 +42,7 @@ export type RefreshSharing =
  * client with it (test/clients/drive-sdk.ts) rather than by hand. `typescript`: the official MCP TypeScript SDK's
  * client auth (`auth()` with an `OAuthClientProvider`), run as the installed `@modelcontextprotocol/sdk`.
  */
-export interface BuiltOn {
+interface BuiltOn {
   sdk: 'typescript';
   /** Where the client is shown to run that code for its OAuth flow. */
   source: Source;

@@ -2,7 +2,7 @@
 import { existsSync } from 'node:fs';
 import { chromium, type Browser } from 'playwright-core';
 
-export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
 /** Browser tests run wherever Chromium is installed, and always in CI (where .ci/run installs it). */
 export const browserAvailable = existsSync(CHROMIUM) || process.env.CI === 'true';

@@ -87,7 +87,7 @@ export interface KeyedClient extends PublishedDocument {
   assertion(audience: string, options?: AssertionOptions): string;
 }
 
-export interface AssertionOptions {
+interface AssertionOptions {
   lifetimeSeconds?: number;
   jti?: string;
   /** Claims to add or replace; an undefined value removes the claim. */

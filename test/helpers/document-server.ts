@@ -6,7 +6,7 @@ import type { AddressInfo } from 'node:net';
 import type { ResolveHost } from '../../lib/outbound/safe-fetch';
 import { testCa } from './test-ca';
 
-export interface Route {
+interface Route {
   status?: number;
   headers?: Record<string, string>;
   /** A JSON value (serialised), or a string sent as it is. */

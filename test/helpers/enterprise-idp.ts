@@ -17,7 +17,7 @@ export interface EnterpriseIdp {
   stop(): Promise<void>;
 }
 
-export interface MintOptions {
+interface MintOptions {
   header?: Record<string, unknown>;
   /** Sign with this key (and kid) instead of the published one. */
   key?: { privateKey: KeyObject; kid: string };

@@ -6,7 +6,7 @@ import { ALL_SCOPES, APP_USER, type RunningExampleApp } from './example-app';
 import { pkcePair } from './pkce';
 
 /** Where the test apps say they return to (never visited: no test gets past the consent page's buttons). */
-export const PAGE_CLIENT_REDIRECT = 'https://ledger.example/callback';
+const PAGE_CLIENT_REDIRECT = 'https://ledger.example/callback';
 export const LOCAL_CLIENT_REDIRECT = 'http://127.0.0.1:9/callback';
 
 /**

@@ -43,7 +43,8 @@ export function registerFastPath(app: Express, oauth: OAuthRouter): void {
   });
 }
 
-/** supertest, with each app that has a fast path replaced by it (jest.mock('supertest', ...) in the test file). */
+/** supertest, with each app that has a fast path replaced by it (jest.mock('supertest', ...) in the test file). * @public
+ */
 export function fastSupertest(): unknown {
   const actual = jest.requireActual('supertest') as ((app: unknown) => unknown) & {
     agent: (app: unknown) => unknown;

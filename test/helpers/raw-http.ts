@@ -10,7 +10,7 @@ export interface RawAnswer {
 }
 
 /** The answer to one request, read until the server closes the connection. */
-export function readAnswer(socket: Socket): Promise<RawAnswer> {
+function readAnswer(socket: Socket): Promise<RawAnswer> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     socket.on('data', (chunk) => chunks.push(chunk));

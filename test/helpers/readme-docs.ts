@@ -15,7 +15,7 @@ export function documents(): string[] {
 }
 
 /** The marker, alone on the line before a fence, of a block that is part of a larger program. */
-export const FRAGMENT_MARKER = '<!-- fragment -->';
+const FRAGMENT_MARKER = '<!-- fragment -->';
 
 export interface CodeBlock {
   doc: string;
@@ -78,7 +78,7 @@ export function relativeLinks(doc: string): string[] {
 }
 
 /** GitHub's anchor of a heading: lower case, punctuation dropped, spaces as hyphens, repeats numbered. */
-export function anchors(markdown: string): Set<string> {
+function anchors(markdown: string): Set<string> {
   const seen = new Map<string, number>();
   const result = new Set<string>();
   for (const match of markdown.matchAll(/^#{1,6}\s+(.+?)\s*#*\s*$/gm)) {

@@ -25,7 +25,7 @@ interface GithubUser {
 }
 
 /** `octo` has a public, verified primary email; `nomail` has no public email and one unverified address. */
-export const GITHUB_USERS: GithubUser[] = [
+const GITHUB_USERS: GithubUser[] = [
   {
     id: 1,
     login: 'octo',

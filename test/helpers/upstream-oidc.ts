@@ -39,7 +39,7 @@ export const UPSTREAM_ACCOUNTS: UpstreamAccount[] = [
 ];
 
 /** Requests the provider saw, successful or not: token requests by grant_type, revocations, userinfo. */
-export interface UpstreamStats {
+interface UpstreamStats {
   tokenRequests: { authorization_code: number; refresh_token: number; [grantType: string]: number };
   revocations: number;
   userinfo: number;

@@ -33,7 +33,7 @@ export const STRANGER: UpstreamAccount = {
 };
 export const [ANA, IVO, DENY] = UPSTREAM_ACCOUNTS as [UpstreamAccount, UpstreamAccount, UpstreamAccount];
 /** The host app's users, by email: whoever signs in upstream with one of these is that user. */
-export const HOST_USERS: Record<string, string> = {
+const HOST_USERS: Record<string, string> = {
   'ana@upstream.test': 'user-ana',
   'octo@github.test': 'user-octo',
 };
@@ -51,7 +51,7 @@ export interface UpstreamWorld {
 }
 
 /** The GitHub provider as a host app configures it: the verified email comes from /user/emails. */
-export const githubProvider = (github: GithubDouble) => ({
+const githubProvider = (github: GithubDouble) => ({
   id: 'github',
   name: 'GitHub',
   authorizationEndpoint: `${github.url}/login/oauth/authorize`,
