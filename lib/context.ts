@@ -3,7 +3,7 @@ import type { Request, RequestHandler, Response } from 'express';
 import { isClientIdUrl } from './cimd/client-document';
 import type { IssuerKeys } from './id-jag/issuer-keys';
 import type { ClientDocumentResolver } from './cimd/resolver';
-import type { ClientKey } from './clients/assertion';
+import type { VerificationKey } from './jwt/verify';
 import type { Sealer } from './crypto/signed-value';
 import type { JwtSigner } from './crypto/signer';
 import type { OAuthConfig } from './options';
@@ -39,7 +39,10 @@ export interface OAuthContext {
    * A private_key_jwt client's public keys (its jwks, or its jwks_uri fetched and cached); `req`, when given, goes
    * with the event of a failed fetch.
    */
-  clientKeys(client: ClientRecord, options?: { refetch?: boolean; req?: Request }): Promise<ClientKey[]>;
+  clientKeys(
+    client: ClientRecord,
+    options?: { refetch?: boolean; req?: Request },
+  ): Promise<VerificationKey[]>;
   /** The signing keys of a trusted enterprise IdP (ID-JAG issuer); undefined when none is configured. */
   issuerKeys: IssuerKeys | undefined;
   /** Upstream sign-in: the providers, their connections, and the users' kept tokens; undefined when off. */
@@ -54,7 +57,7 @@ export interface UpstreamServices {
 }
 
 /** Who ended a grant, for its grant.revoked event: the request it came with, and the ids known there. */
-export interface RevocationCause {
+interface RevocationCause {
   by: RevokedBy;
   req?: Request;
   clientId?: string;

@@ -2,7 +2,7 @@
 // within Cache-Control bounds, in memory only (the store keeps a copy from the first grant on; see
 // OAuthStore.createGrant). Also the JWKS of every client that authenticates with private_key_jwt, whether it came
 // by document or by registration.
-import type { ClientKey } from '../clients/assertion';
+import type { VerificationKey } from '../jwt/verify';
 import { createPublicKey } from 'node:crypto';
 import type { Request } from 'express';
 import { OAuthError, isOAuthError } from '../errors';
@@ -13,7 +13,7 @@ import { createFetchCache } from '../outbound/fetch-cache';
 import { FAILURE_CACHE_MS, REFETCH_AFTER_MS, rememberFailure, withdrawsCopy } from '../outbound/cache-policy';
 import { FetchRefusedError, type FetchFailure, type SafeFetcher } from '../outbound/safe-fetch';
 
-export interface ClientDocumentSettings {
+interface ClientDocumentSettings {
   enabled: boolean;
   minCacheMs: number;
   maxCacheMs: number;
@@ -48,7 +48,10 @@ export interface ClientDocumentResolver {
    * The client's public keys, from its jwks or its jwks_uri. `refetch` asks again for a jwks_uri copy older than
    * a few seconds: a key the client has just rotated in.
    */
-  clientKeys(client: ClientRecord, options?: { refetch?: boolean; req?: Request }): Promise<ClientKey[]>;
+  clientKeys(
+    client: ClientRecord,
+    options?: { refetch?: boolean; req?: Request },
+  ): Promise<VerificationKey[]>;
 }
 
 const MAX_DOCUMENTS = 1000;
@@ -84,7 +87,7 @@ export function createClientDocumentResolver({
     },
   });
 
-  const keySets = createFetchCache<ClientKey[]>({
+  const keySets = createFetchCache<VerificationKey[]>({
     ...bounds,
     async load(url) {
       const { body, cacheControl } = await fetcher.getJson(url, {
@@ -197,7 +200,7 @@ function documentError(what: typeof DOCUMENT, url: string, error: unknown): unkn
 }
 
 /** The keys of a JWK Set (validated), ready to verify with. */
-function importKeys(body: unknown): ClientKey[] {
+function importKeys(body: unknown): VerificationKey[] {
   return validateJwks(body).keys.map((jwk) => ({
     kid: typeof jwk.kid === 'string' ? jwk.kid : undefined,
     kty: String(jwk.kty),

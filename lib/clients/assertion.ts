@@ -3,21 +3,20 @@
 // checked here: the algorithm (asymmetric only, pinned to the key's type), the key's use, iss = sub = client_id, the
 // audience (one value, ours: assertionAudiences), a short expiry, and a jti never accepted twice (through the store,
 // so every instance agrees).
-import type { KeyObject } from 'node:crypto';
 import jwt from 'jsonwebtoken';
 import { OAuthError } from '../errors';
-
-/** A client's public key, as read from its JWKS (jwks or jwks_uri). */
-export interface ClientKey {
-  kid: string | undefined;
-  kty: string;
-  crv: string | undefined;
-  alg: string | undefined;
-  use: string | undefined;
-  key: KeyObject;
-}
+import {
+  decodeJwt,
+  describeRefusal,
+  findKeys,
+  isAllowedAlgorithm,
+  keepUntil,
+  singleAudience,
+  storableJti,
+  verifySignature,
+  type VerificationKey,
+} from '../jwt/verify';
 import type { ClientRecord, MaybePromise } from '../store/types';
-import { containsControlCharacter } from '../util/params';
 
 /** RFC 7523 §2.2: the client_assertion_type of a JWT client assertion. */
 export const JWT_BEARER_ASSERTION = 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer';
@@ -26,11 +25,10 @@ export const ASSERTION_ALGORITHMS = ['RS256', 'PS256', 'ES256'] as const;
 /** The longest an assertion may live (exp minus now), skew included: it is meant for one request. */
 const MAX_LIFETIME_SECONDS = 360;
 const CLOCK_TOLERANCE_SECONDS = 30;
-const MAX_JTI_LENGTH = 256;
 
 export interface AssertionChecks {
   /** The client's keys; `refetch` asks its jwks_uri again (an unknown kid: the client may have rotated). */
-  keys(refetch: boolean): Promise<ClientKey[]>;
+  keys(refetch: boolean): Promise<VerificationKey[]>;
   /** The accepted values of aud (assertionAudiences), the preferred one first: aud must be exactly one of them. */
   audiences: readonly string[];
   now: () => number;
@@ -74,55 +72,23 @@ export function assertionSubject(assertion: string): string | undefined {
   return typeof sub === 'string' ? sub : undefined;
 }
 
-/** Which of a client's (or an IdP's) keys could have signed with `alg`. */
-export function keysFor(alg: string, kid: string | undefined, keys: ClientKey[]): ClientKey[] {
-  return keys.filter(
-    (key) =>
-      (kid === undefined || key.kid === kid) &&
-      (key.use === undefined || key.use === 'sig') &&
-      (key.alg === undefined || key.alg === alg) &&
-      (alg === 'ES256' ? key.kty === 'EC' && key.crv === 'P-256' : key.kty === 'RSA'),
-  );
-}
-
-/**
- * Verifies a JWT with the first of `candidates` that accepts it (several keys may fit its alg and kid, or it names no
- * kid); throws the last key's refusal when none does. Shared by client assertions and ID-JAGs.
- */
-export function verifyWithAnyKey(
-  token: string,
-  candidates: ClientKey[],
-  options: jwt.VerifyOptions,
-): jwt.JwtPayload {
-  let failure: unknown;
-  for (const candidate of candidates) {
-    try {
-      return jwt.verify(token, candidate.key, options) as jwt.JwtPayload;
-    } catch (error) {
-      failure = error;
-    }
-  }
-  throw failure;
-}
-
 /** Verifies a client assertion for `client`, or throws invalid_client saying what is wrong with it. */
 export async function verifyClientAssertion(
   assertion: string,
   client: ClientRecord,
   checks: AssertionChecks,
 ): Promise<void> {
-  const decoded = jwt.decode(assertion, { complete: true });
-  if (!decoded || typeof decoded.payload === 'string') throw refuse('The client assertion is not a JWT.');
+  const decoded = decodeJwt(assertion);
+  if (!decoded) throw refuse('The client assertion is not a JWT.');
   const { alg, kid } = decoded.header;
   // RFC 8725 §3.1: the algorithm is chosen here, never by the token; "none" and HMAC (which would take the public
   // key as a shared secret) are never accepted.
-  if (!(ASSERTION_ALGORITHMS as readonly string[]).includes(alg)) {
+  if (!isAllowedAlgorithm(alg, ASSERTION_ALGORITHMS)) {
     throw refuse(
       `The client assertion is signed with ${String(alg).slice(0, 20)}; use ${ASSERTION_ALGORITHMS.join(', ')}.`,
     );
   }
-  let candidates = keysFor(alg, kid, await checks.keys(false));
-  if (candidates.length === 0) candidates = keysFor(alg, kid, await checks.keys(true));
+  const candidates = await findKeys(alg, kid, checks.keys);
   if (candidates.length === 0) {
     throw refuse(
       kid === undefined
@@ -131,26 +97,35 @@ export async function verifyClientAssertion(
     );
   }
 
-  const nowSeconds = Math.floor(checks.now() / 1000);
+  const now = checks.now();
+  const nowSeconds = Math.floor(now / 1000);
   let payload: jwt.JwtPayload;
   try {
-    payload = verifyWithAnyKey(assertion, candidates, {
-      algorithms: [alg as jwt.Algorithm],
-      issuer: client.clientId,
-      subject: client.clientId,
-      clockTimestamp: nowSeconds,
-      clockTolerance: CLOCK_TOLERANCE_SECONDS,
-    });
+    payload = verifySignature(
+      assertion,
+      candidates.map((candidate) => candidate.key),
+      {
+        alg,
+        now,
+        clockTolerance: CLOCK_TOLERANCE_SECONDS,
+        issuer: client.clientId,
+        subject: client.clientId,
+      },
+    );
   } catch (failure) {
-    throw refuse(`The client assertion was refused: ${describe(failure)}.`, failure);
+    const why = describeRefusal(failure, {
+      signature: 'its signature does not match any of the client keys',
+      issuer: 'its iss must be the client_id',
+      subject: 'its sub must be the client_id',
+    });
+    throw refuse(`The client assertion was refused: ${why}.`, failure);
   }
 
   // draft-ietf-oauth-rfc7523bis-11 §4: one audience, ours. An array is refused unless it holds a single value: with
   // several, a JWT is accepted by any server that finds itself among them (RFC 7519 §4.1.3), the very ambiguity the
   // draft closes, even when every value names this server.
-  const audience = Array.isArray(payload.aud) && payload.aud.length === 1 ? payload.aud[0] : payload.aud;
-  // Stryker disable next-line ConditionalExpression: equivalent, a value that is not a string is never among the audiences (the typeof narrows the type)
-  if (typeof audience !== 'string' || !checks.audiences.includes(audience)) {
+  const audience = singleAudience(payload.aud);
+  if (audience === undefined || !checks.audiences.includes(audience)) {
     throw refuse(
       `The client assertion was refused: its aud must be the issuer, ${JSON.stringify(checks.audiences[0])}, ` +
         'as its only value.',
@@ -163,28 +138,11 @@ export async function verifyClientAssertion(
       `The client assertion lives too long: its exp must be within ${MAX_LIFETIME_SECONDS} seconds.`,
     );
   }
-  // The jti is stored: no control character, which a store may refuse (PostgreSQL refuses NUL).
-  if (
-    typeof payload.jti !== 'string' ||
-    !payload.jti ||
-    payload.jti.length > MAX_JTI_LENGTH ||
-    containsControlCharacter(payload.jti)
-  )
+  const jti = storableJti(payload.jti);
+  if (jti === undefined)
     throw refuse('The client assertion needs a jti claim: a unique id for each assertion.');
-  // RFC 7519 §2: exp may have a fraction; the store keeps whole milliseconds.
-  const expiresAt = Math.ceil((payload.exp + CLOCK_TOLERANCE_SECONDS) * 1000);
-  if (!(await checks.useAssertionId(client.clientId, payload.jti, expiresAt))) {
+  const expiresAt = keepUntil(payload.exp, CLOCK_TOLERANCE_SECONDS);
+  if (!(await checks.useAssertionId(client.clientId, jti, expiresAt))) {
     throw refuse('The client assertion was already used; make a new one, with a new jti, for every request.');
   }
-}
-
-function describe(error: unknown): string {
-  if (error instanceof jwt.TokenExpiredError) return 'it has expired';
-  if (error instanceof jwt.NotBeforeError) return 'it is not valid yet';
-  const message = error instanceof Error ? error.message : String(error);
-  if (/issuer/.test(message)) return 'its iss must be the client_id';
-  if (/subject/.test(message)) return 'its sub must be the client_id';
-  if (/signature/.test(message)) return 'its signature does not match any of the client keys';
-  // Stryker disable next-line MethodExpression: equivalent, jsonwebtoken's other messages for these options are short; a bound kept should it change
-  return message.slice(0, 200);
 }

@@ -3,6 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import jwt from 'jsonwebtoken';
 import { OAuthError } from '../errors';
+import { decodeJwt, hasType, verifySignature } from '../jwt/verify';
 import { createJwsSigner } from './jws-sign';
 import {
   generateSigningKey,
@@ -89,9 +90,6 @@ export function isUnknownKeyError(error: unknown): boolean {
   return error instanceof OAuthError && error.cause instanceof UnknownKeyError;
 }
 
-/** RFC 9068 §2.1: the header's typ is "at+jwt"; §4 also accepts "application/at+jwt". */
-const ACCESS_TOKEN_TYPES = new Set(['at+jwt', 'application/at+jwt']);
-
 /** Creates the access-token signer. Keys are parsed once here; a bad key fails now, not on the first request. */
 export function createJwtSigner(options: JwtSignerOptions = {}): JwtSigner {
   const config = parseOptions(options);
@@ -125,11 +123,11 @@ export function createJwtSigner(options: JwtSignerOptions = {}): JwtSigner {
     },
 
     verifyAccessToken(token, expected) {
-      const decoded = typeof token === 'string' ? jwt.decode(token, { complete: true }) : null;
-      if (!decoded || typeof decoded.payload === 'string')
-        throw invalidToken('The access token is malformed.');
+      const decoded = typeof token === 'string' ? decodeJwt(token) : undefined;
+      if (!decoded) throw invalidToken('The access token is malformed.');
       const { header } = decoded;
-      if (typeof header.typ !== 'string' || !ACCESS_TOKEN_TYPES.has(header.typ.toLowerCase())) {
+      // RFC 9068 §2.1: the header's typ is "at+jwt"; §4 also accepts "application/at+jwt".
+      if (!hasType(header.typ, 'at+jwt')) {
         // RFC 9068 §4: a JWT of another type (an ID token, say) must not pass as an access token.
         throw invalidToken('The token is not an access token (typ must be at+jwt).');
       }
@@ -141,12 +139,12 @@ export function createJwtSigner(options: JwtSignerOptions = {}): JwtSigner {
         );
       try {
         // The algorithm is pinned to the key's own, so "none" or an HMAC made with the public key never passes.
-        const payload = jwt.verify(token, key.publicKey, {
-          algorithms: [key.alg],
+        const payload = verifySignature(token as string, [key.publicKey], {
+          alg: key.alg,
+          now: config.now(),
           issuer: expected.issuer,
           audience: expected.audience,
           clockTolerance: config.clockToleranceSeconds,
-          clockTimestamp: nowSeconds(),
         }) as Partial<AccessTokenClaims>;
         return checkClaims(payload);
       } catch (error) {

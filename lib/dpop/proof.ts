@@ -1,21 +1,28 @@
 // DPoP proofs (RFC 9449 §4): every check of §4.3 on the proof a client sends with a token request or with a DPoP-bound
 // access token. A proof passes only if all of them do; the error says which one failed (invalid_dpop_proof, §5).
 import { createHash, createPublicKey, type JsonWebKey, type KeyObject } from 'node:crypto';
-import jwt from 'jsonwebtoken';
+import type jwt from 'jsonwebtoken';
 import { OAuthError } from '../errors';
+import {
+  decodeJwt,
+  hasType,
+  isAllowedAlgorithm,
+  keepUntil as keepUntilMs,
+  MAX_JTI_LENGTH,
+  storableJti,
+  verifySignature,
+} from '../jwt/verify';
 import type { MaybePromise } from '../store/types';
 import type { DpopNonces } from './nonce';
 import { jwkThumbprint } from './thumbprint';
-import { containsControlCharacter } from '../util/params';
 
 /** The proof algorithms accepted (asymmetric only, §4.3 item 5), advertised as dpop_signing_alg_values_supported. */
 export const DPOP_ALGORITHMS = ['ES256', 'RS256', 'PS256'] as const;
 /** How old a proof may be (§4.3 item 11, §11.1): it is made for one request, and its jti is kept that long. */
-export const MAX_PROOF_AGE_SECONDS = 300;
+const MAX_PROOF_AGE_SECONDS = 300;
 /** How far ahead of this server's clock a client's may be. */
 const CLOCK_AHEAD_SECONDS = 60;
 const MAX_PROOF_LENGTH = 8192;
-const MAX_JTI_LENGTH = 256;
 const MIN_RSA_BITS = 2048;
 /**
  * Verifying with an RSA key costs with its modulus and exponent, and a proof's key is anyone's choice: beyond these,
@@ -123,13 +130,13 @@ export function checkDpopProof(proof: string, expected: Omit<DpopExpectations, '
   // Stryker disable next-line Regex: equivalent, jsonwebtoken refuses to decode what the anchors keep out
   if (proof.length > MAX_PROOF_LENGTH || !/^[\w-]+\.[\w-]+\.[\w-]+$/.test(proof))
     throw invalid('The DPoP proof is not a JWT.');
-  const decoded = jwt.decode(proof, { complete: true });
-  if (!decoded || typeof decoded.payload === 'string') throw invalid('The DPoP proof is not a JWT.');
-  const { typ, alg, jwk } = decoded.header as jwt.JwtHeader & { jwk?: unknown };
-  // Item 4: typ tells a proof from any other JWT signed with the same key.
-  if (typ !== 'dpop+jwt') throw invalid('The DPoP proof’s typ must be dpop+jwt.');
+  const decoded = decodeJwt(proof);
+  if (!decoded) throw invalid('The DPoP proof is not a JWT.');
+  const { typ, alg, jwk } = decoded.header;
+  // Item 4: typ tells a proof from any other JWT signed with the same key; §4.2 gives it one spelling.
+  if (!hasType(typ, 'dpop+jwt', { exact: true })) throw invalid('The DPoP proof’s typ must be dpop+jwt.');
   // Item 5 (RFC 8725 §3.1): the algorithm is chosen here; never none, never HMAC.
-  if (!(DPOP_ALGORITHMS as readonly string[]).includes(alg))
+  if (!isAllowedAlgorithm(alg, DPOP_ALGORITHMS))
     throw invalid(
       `The DPoP proof is signed with ${String(alg).slice(0, 20)}; use ${DPOP_ALGORITHMS.join(', ')}.`,
     );
@@ -138,17 +145,15 @@ export function checkDpopProof(proof: string, expected: Omit<DpopExpectations, '
   let payload: jwt.JwtPayload;
   try {
     // Item 6. exp and nbf are not DPoP claims; a proof that has them must still honour them.
-    payload = jwt.verify(proof, key, {
-      algorithms: [alg as jwt.Algorithm],
-      clockTimestamp: nowSeconds,
-    }) as jwt.JwtPayload;
+    payload = verifySignature(proof, [key], { alg, now: expected.now });
   } catch {
     throw invalid('The DPoP proof’s signature does not verify with its jwk.');
   }
   // Item 3: the claims every proof has.
-  const { jti, htm, htu, iat } = payload;
+  const { htm, htu, iat } = payload;
   // The jti is stored (§11.1): no control character, which a store may refuse (PostgreSQL refuses NUL).
-  if (typeof jti !== 'string' || jti === '' || jti.length > MAX_JTI_LENGTH || containsControlCharacter(jti))
+  const jti = storableJti(payload.jti);
+  if (jti === undefined)
     throw invalid(
       `The DPoP proof needs a jti of 1 to ${MAX_JTI_LENGTH} characters, none a control character.`,
     );
@@ -172,8 +177,7 @@ export function checkDpopProof(proof: string, expected: Omit<DpopExpectations, '
   // Item 12: at a protected resource, the proof is for this very access token.
   if (expected.accessToken !== undefined && payload.ath !== accessTokenHash(expected.accessToken))
     throw invalid('The DPoP proof’s ath is not the hash of the access token it came with.');
-  // RFC 7519 §2: iat may have a fraction; the store keeps whole milliseconds.
-  const keepUntil = Math.ceil((iat + MAX_PROOF_AGE_SECONDS + CLOCK_AHEAD_SECONDS) * 1000);
+  const keepUntil = keepUntilMs(iat, MAX_PROOF_AGE_SECONDS + CLOCK_AHEAD_SECONDS);
   return { jkt: jwkThumbprint(publicJwk), jti, keepUntil };
 }
 

@@ -2,7 +2,7 @@
 // §3; else OpenID Connect Discovery §4), then its jwks_uri, fetched through the same SSRF-safe fetcher, fetch limits
 // and caches as clients' documents and key sets, and refetched on an unknown kid at most once per interval.
 import type { Request } from 'express';
-import type { ClientKey } from '../clients/assertion';
+import type { VerificationKey } from '../jwt/verify';
 import { OAuthError, isOAuthError } from '../errors';
 import { createFetchCache } from '../outbound/fetch-cache';
 import { createPublicKey, type JsonWebKey } from 'node:crypto';
@@ -30,10 +30,10 @@ export interface IssuerKeysOptions {
 export type IssuerKeys = (
   issuer: string,
   options?: { refetch?: boolean; req?: Request },
-) => Promise<ClientKey[]>;
+) => Promise<VerificationKey[]>;
 
 /** RFC 8414 §3.1: the well-known segment goes between the host and the issuer's path (a trailing slash dropped). */
-export function metadataUrls(issuer: string): string[] {
+function metadataUrls(issuer: string): string[] {
   const url = new URL(issuer);
   const path = url.pathname.replace(/\/+$/, '');
   return [
@@ -81,7 +81,7 @@ export function createIssuerKeys({
       return { value: readJwksUri(issuer, fetched.body), cacheControl: fetched.cacheControl };
     },
   });
-  const keySets = createFetchCache<ClientKey[]>({
+  const keySets = createFetchCache<VerificationKey[]>({
     ...bounds,
     async load(url) {
       const { body, cacheControl } = await fetcher.getJson(url, {
@@ -149,11 +149,11 @@ function keysError(issuer: string, error: unknown): unknown {
  * it wrote for us, an IdP's serves every relying party: keys of other types (Ed25519), for encryption, or unreadable
  * are passed over rather than failing the set; only a set with none usable, or one holding a private key, is refused.
  */
-export function importIssuerKeys(body: unknown): ClientKey[] {
+export function importIssuerKeys(body: unknown): VerificationKey[] {
   const keys = (body as { keys?: unknown } | null)?.keys;
   if (!body || typeof body !== 'object' || !Array.isArray(keys) || keys.length > MAX_ISSUER_KEYS)
     throw new OAuthError('invalid_grant', `its jwks_uri is not a JWK Set of at most ${MAX_ISSUER_KEYS} keys`);
-  const usable: ClientKey[] = [];
+  const usable: VerificationKey[] = [];
   for (const entry of keys) {
     if (!entry || typeof entry !== 'object' || Array.isArray(entry)) continue;
     const jwk = entry as Record<string, unknown>;

@@ -23,6 +23,8 @@ const FORBIDDEN: Record<string, string[]> = {
   util: [...HTTP, ...FEATURES, 'options'],
   store: [...HTTP, ...FEATURES, 'options', 'keys'],
   crypto: [...HTTP, ...FEATURES, 'options', 'keys'],
+  // The one JWT verifier's steps: what every kind of JWT from outside shares, none of any kind's own rules.
+  jwt: [...HTTP, ...FEATURES, 'options', 'store', 'crypto', 'keys', 'outbound', 'events'],
   // The SSRF-safe fetcher knows nothing of the server: what it fetches, and why, is its callers' business.
   outbound: [...HTTP, ...FEATURES, 'options', 'store', 'crypto', 'keys', 'util', 'events', 'errors', 'paths'],
   // The pages' words and the language negotiation: text only, nothing of the server.
@@ -122,4 +124,20 @@ test('an entry point is imported from outside its folder only through its index.
       .map((target) => `${relative(LIB, file)} -> ${target}`),
   );
   expect(inward).toEqual([]);
+});
+
+// docs/architecture.md describes the rooms: its table names every room of lib/ and no other, and its entry-point
+// table every entry point of package.json.
+test('docs/architecture.md names every room of lib/, and every entry point of the package', () => {
+  const doc = readFileSync(join(LIB, '../docs/architecture.md'), 'utf8');
+  const section = (heading: string) => doc.slice(doc.indexOf(`## ${heading}`)).split('\n## ')[0]!;
+  const firstCells = (text: string) =>
+    [...text.matchAll(/^\| `([^`]+)` +\|/gm)].map((match) => match[1]!).sort();
+  const rooms = [...new Set(readdirSync(LIB).map((name) => name.replace(/\.ts$/, '')))].sort();
+  expect(firstCells(section('Rooms'))).toEqual(rooms);
+  const { exports } = JSON.parse(readFileSync(join(LIB, '../package.json'), 'utf8')) as { exports: object };
+  const entries = Object.keys(exports)
+    .filter((key) => key !== './package.json')
+    .map((key) => `express-mcp-oauth${key.slice(1)}`);
+  expect(firstCells(section('Entry points'))).toEqual(entries.sort());
 });

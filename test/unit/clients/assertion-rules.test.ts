@@ -7,9 +7,9 @@ import jwt from 'jsonwebtoken';
 import {
   assertionSubject,
   type AssertionChecks,
-  type ClientKey,
   verifyClientAssertion,
 } from '../../../lib/clients/assertion';
+import type { VerificationKey } from '../../../lib/jwt/verify';
 import { OAuthError } from '../../../lib/errors';
 import type { ClientRecord } from '../../../lib/store/types';
 
@@ -26,7 +26,7 @@ const ec = generateKeyPairSync('ec', { namedCurve: 'P-256' });
 
 const client = { clientId: CLIENT_ID } as ClientRecord;
 
-const rsaKey = (fields: Partial<ClientKey> = {}): ClientKey => ({
+const rsaKey = (fields: Partial<VerificationKey> = {}): VerificationKey => ({
   kid: 'rsa-1',
   kty: 'RSA',
   crv: undefined,
@@ -35,7 +35,7 @@ const rsaKey = (fields: Partial<ClientKey> = {}): ClientKey => ({
   key: rsa.publicKey,
   ...fields,
 });
-const ecKey = (fields: Partial<ClientKey> = {}): ClientKey => ({
+const ecKey = (fields: Partial<VerificationKey> = {}): VerificationKey => ({
   kid: 'ec-1',
   kty: 'EC',
   crv: 'P-256',
@@ -89,7 +89,7 @@ interface Harness {
 }
 
 function harness(
-  keys: ClientKey[] | ((refetch: boolean) => ClientKey[]),
+  keys: VerificationKey[] | ((refetch: boolean) => VerificationKey[]),
   { fresh = true }: { fresh?: boolean } = {},
 ): Harness {
   const keyCalls: boolean[] = [];
@@ -133,7 +133,7 @@ describe('what is accepted', () => {
     ['a jti of 256 characters', () => sign({ claims: { jti: 'j'.repeat(256) } }), undefined],
     ['no kid, any key of the type', () => sign({ kid: null }), undefined],
     ['a key marked use "sig" and alg RS256', () => sign(), [rsaKey({ use: 'sig', alg: 'RS256' })]],
-  ] as [string, () => string, ClientKey[] | undefined][])('%s', async (_name, make, keys) => {
+  ] as [string, () => string, VerificationKey[] | undefined][])('%s', async (_name, make, keys) => {
     const h = harness(keys ?? [ecKey(), rsaKey()]);
     await expect(verifyClientAssertion(make(), client, h.checks)).resolves.toBeUndefined();
   });
@@ -247,7 +247,7 @@ describe('key selection: a key the client marked for another use, algorithm or t
       [rsaKey()],
       `The client has no RS256 key with kid "${'k'.repeat(100)}".`,
     ],
-  ] as [string, () => string, ClientKey[], string][])('%s', async (_name, make, keys, description) => {
+  ] as [string, () => string, VerificationKey[], string][])('%s', async (_name, make, keys, description) => {
     const h = harness(keys);
     const error = await refusal(make(), h);
     expect(error.description).toBe(description);

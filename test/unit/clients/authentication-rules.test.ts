@@ -6,7 +6,8 @@ import { createPublicKey, generateKeyPairSync } from 'node:crypto';
 import type { Request } from 'express';
 import jwt from 'jsonwebtoken';
 import type { OAuthContext } from '../../../lib/context';
-import { JWT_BEARER_ASSERTION, type ClientKey } from '../../../lib/clients/assertion';
+import { JWT_BEARER_ASSERTION } from '../../../lib/clients/assertion';
+import type { VerificationKey } from '../../../lib/jwt/verify';
 import { hashSecret } from '../../../lib/crypto/secrets';
 import { OAuthError } from '../../../lib/errors';
 import { authenticateClient } from '../../../lib/clients/authentication';
@@ -20,7 +21,7 @@ const SECRET = 'correct: secret';
 const BASIC_CHALLENGE = { 'WWW-Authenticate': 'Basic realm="oauth"' };
 
 const keyPair = generateKeyPairSync('rsa', { modulusLength: 2048 });
-const KEY: ClientKey = {
+const KEY: VerificationKey = {
   kid: 'k1',
   kty: 'RSA',
   crv: undefined,
