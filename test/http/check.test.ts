@@ -176,7 +176,10 @@ describe('against servers on loopback', () => {
     await close();
     const report = await checkDeployment(url, { timeoutMs: 2_000 });
     expect(problems(report)).toEqual([
-      expect.objectContaining({ message: expect.stringMatching(/could not be reached/) }),
+      expect.objectContaining({
+        message: expect.stringMatching(/could not be reached/),
+        fix: 'Check the URL, DNS, the firewall and that the server runs.',
+      }),
     ]);
     for (const args of [[], ['check'], ['chek', url], ['check', url, 'more']]) {
       const lines: string[] = [];
@@ -209,13 +212,29 @@ describe('rule by rule, from answers given in memory', () => {
   };
   type Server = typeof good;
   /** A fetch that answers as a deployment with `changes` would, by path; anything else is a 404. */
+  /** What the check sent, in order: each URL with its request (headers as a plain object). */
+  let sent: Array<{
+    url: string;
+    method: string;
+    headers: Record<string, string>;
+    body: string | undefined;
+  }> = [];
   const fakeFetch =
     (changes: Partial<Server>): typeof fetch =>
     async (input, init) => {
       const server = { ...good, ...changes };
+      const requestHeaders = Object.fromEntries(new Headers(init?.headers).entries());
+      sent.push({
+        url: String(input),
+        method: init?.method ?? 'GET',
+        headers: requestHeaders,
+        body: typeof init?.body === 'string' ? init.body : undefined,
+      });
+      // 'reflect': a server that allows the origin that asked, as many CORS setups do.
+      const allowed = server.cors === 'reflect' ? requestHeaders.origin : server.cors;
       const headers = {
         'content-type': 'application/json',
-        ...(server.cors ? { 'access-control-allow-origin': server.cors } : {}),
+        ...(allowed ? { 'access-control-allow-origin': allowed } : {}),
       };
       const path = new URL(String(input)).pathname;
       if (path === '/mcp')
@@ -332,13 +351,120 @@ describe('rule by rule, from answers given in memory', () => {
     ['a 200 without a token', { status: 200 }, [/Put oauth\.requireBearer\(\) in front/]],
     ['metadata larger than 1 MiB', { prmBody: 'huge' }, [/oauth\.wellKnown\) at the root/]],
     ['metadata that never finishes', { prmBody: 'stall' }, [/oauth\.wellKnown\) at the root/]],
+    ['a redirect with the first 3xx status', { status: 300 }, [/It redirects to \/elsewhere/]],
+    ['a 400 is no redirect', { status: 400 }, [/Put oauth\.requireBearer\(\) in front/]],
+    [
+      'resource metadata naming no authorization server: the MCP server’s origin, as clients fall back',
+      { prm: { resource: MCP } },
+      [],
+    ],
+    [
+      'no code_challenge_methods_supported at all',
+      { asm: { ...good.asm, code_challenge_methods_supported: undefined } },
+      [/require PKCE S256/],
+    ],
+    ['CORS reflecting the origin that asks', { cors: 'reflect' }, []],
+    ['CORS allowing exactly the origin that asked', { cors: 'https://client.example' }, []],
   ] as Array<[string, Partial<Server>, RegExp[]]>)('%s', async (_name, changes, fixes) => {
     const report = await checkDeployment(MCP, { fetch: fakeFetch(changes), timeoutMs: 300 });
     expect(problems(report).map((finding) => finding.fix)).toEqual(
       fixes.map((fix) => expect.stringMatching(fix)),
     );
     expect(report.ok).toBe(fixes.length === 0);
+    // Every finding says what it found in a sentence, and every problem how to fix it.
+    for (const finding of report.findings) expect(finding.message).toMatch(/^\S.{20,}/s);
+    for (const finding of problems(report)) expect(finding.fix).toMatch(/^\S.{20,}\.$/s);
   });
+
+  test('the first request is an MCP initialize posted as JSON, accepting JSON or an event stream', async () => {
+    sent = [];
+    await checkDeployment(MCP, { fetch: fakeFetch({}), timeoutMs: 300 });
+    const [first] = sent;
+    expect(first).toMatchObject({
+      url: MCP,
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+    });
+    expect(JSON.parse(first!.body!)).toEqual({
+      jsonrpc: '2.0',
+      id: expect.anything(),
+      method: 'initialize',
+      params: {
+        protocolVersion: '2025-06-18',
+        capabilities: expect.any(Object),
+        clientInfo: { name: 'express-mcp-oauth', version: '1' },
+      },
+    });
+    // The CORS probes come from another origin, as a browser-based client's would.
+    expect(sent.filter((request) => request.headers.origin === 'https://client.example')).toHaveLength(2);
+  });
+
+  test('a healthy deployment is told what works, in words', async () => {
+    const report = await checkDeployment(MCP, { fetch: fakeFetch({}), timeoutMs: 300 });
+    expect(report.findings.map((finding) => finding.message)).toEqual([
+      `POST ${MCP} without a token: 401, naming https://api.example.com${PRM_PATH}.`,
+      `The protected resource metadata names this resource (${MCP}).`,
+      'The authorization server metadata names its issuer (https://api.example.com).',
+      'Authorization codes with PKCE S256 are offered.',
+      'Clients can get a client id: dynamic registration.',
+    ]);
+  });
+
+  test.each([
+    [
+      'an http authorization server',
+      { prm: { ...good.prm, authorization_servers: ['http://api.example.com'] } },
+      /^The authorization server is served over http at http:\/\/api\.example\.com\.$/,
+    ],
+    [
+      'no metadata anywhere',
+      { asmPath: '/nowhere' },
+      /^No authorization server metadata for https:\/\/api\.example\.com\/? at https:\/\/api\.example\.com\/\.well-known\/oauth-authorization-server, /,
+    ],
+    [
+      'a challenge without resource_metadata',
+      { challenge: 'Bearer realm="api"' },
+      /401 \(no resource_metadata in WWW-Authenticate/,
+    ],
+  ] as Array<[string, Partial<Server>, RegExp]>)(
+    '%s: the finding names it',
+    async (_name, changes, message) => {
+      const report = await checkDeployment(MCP, { fetch: fakeFetch(changes), timeoutMs: 300 });
+      expect(report.findings.map((finding) => finding.message)).toContainEqual(
+        expect.stringMatching(message),
+      );
+    },
+  );
+
+  test.each([
+    ['not a URL', 'api.example.com/mcp'],
+    ['another scheme', 'ftp://api.example.com/mcp'],
+  ])('%s: one finding, saying which URL to pass', async (_name, url) => {
+    const report = await checkDeployment(url, { fetch: fakeFetch({}) });
+    expect(report.findings).toEqual([
+      {
+        ok: false,
+        message: `"${url}" is not an http or https URL.`,
+        fix: 'Pass the URL MCP clients are given, e.g. https://api.example.com/mcp.',
+      },
+    ]);
+  });
+
+  test.each(['localhost', '127.0.0.1', '[::1]'])(
+    'http on the loopback host %s is no problem',
+    async (host) => {
+      const origin = `http://${host}:8080`;
+      const report = await checkDeployment(`${origin}/mcp`, {
+        fetch: fakeFetch({
+          challenge: `Bearer resource_metadata="${origin}${PRM_PATH}"`,
+          prm: { resource: `${origin}/mcp`, authorization_servers: [origin] },
+          asm: { ...good.asm, issuer: origin },
+        }),
+        timeoutMs: 300,
+      });
+      expect(problems(report).filter((finding) => /over http/.test(finding.message))).toEqual([]);
+    },
+  );
 
   test.each([
     ['huge', /larger than 1048576 bytes/],

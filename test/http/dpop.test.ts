@@ -4,6 +4,7 @@
 // refused request leaves the code or token it carried usable by its rightful holder.
 import request from 'supertest';
 import { createOAuthRouter } from '../../lib';
+import type { OAuthEvent } from '../../lib/events';
 import { createJwtSigner } from '../../lib/crypto/signer';
 import { BUSINESS_SCOPES } from '../../example-app/scopes';
 import { MINUTE } from '../helpers/clock';
@@ -76,6 +77,43 @@ async function boundTokens() {
 }
 
 describe('the token endpoint (§5)', () => {
+  test.each([
+    ['without a proof', () => undefined],
+    ['with a proof of its key', () => tokenProof()],
+  ])(
+    "another client's bound refresh token, %s, is unknown to it: invalid_grant, not a DPoP refusal",
+    async (_name, proof) => {
+      const { tokens } = await boundTokens();
+      const thief = await publicClient();
+      const res = await refresh(thief, tokens.refresh_token, proof());
+      expect(res.body).toEqual({
+        error: 'invalid_grant',
+        error_description: 'The refresh token is invalid or has expired.',
+      });
+    },
+  );
+
+  test('a machine client’s token is bound, and token.issued names the key', async () => {
+    const events: OAuthEvent[] = [];
+    server.close();
+    server = createTestServer({ onEvent: (event) => void events.push(event) });
+    const client = await server.oauth.registerOperatorClient({
+      name: 'Nightly export',
+      grantTypes: ['client_credentials'],
+      scope: ['fakture:read'],
+    });
+    const res = await request(server.app)
+      .post('/v1/oauth/token')
+      .type('form')
+      .auth(client.clientId, client.clientSecret!)
+      .set('DPoP', tokenProof())
+      .send({ grant_type: 'client_credentials' });
+    expect(res.body.token_type).toBe('DPoP');
+    expect(events.filter((event) => event.type === 'token.issued')).toEqual([
+      expect.objectContaining({ clientId: client.clientId, jkt: key.jkt }),
+    ]);
+  });
+
   test('a public client that sends a proof gets a bound access token and a refresh token bound to the key', async () => {
     const { tokens } = await boundTokens();
     expect(tokens.token_type).toBe('DPoP');

@@ -82,6 +82,14 @@ test.each<[string, () => string, Partial<DpopExpectations>, RegExp]>([
     {},
     /typ must be dpop\+jwt/,
   ],
+  // §4.2 gives the type one spelling: neither RFC 7515's optional "application/" nor another case.
+  [
+    'item 4: typ with "application/"',
+    () => proof({ typ: 'application/dpop+jwt' }),
+    {},
+    /typ must be dpop\+jwt/,
+  ],
+  ['item 4: typ in capitals', () => proof({ typ: 'DPOP+JWT' }), {}, /typ must be dpop\+jwt/],
   [
     'item 5: alg none',
     () =>

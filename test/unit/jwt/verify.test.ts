@@ -39,6 +39,7 @@ test.each([
   ['Application/AT+JWT', 'at+jwt', {}, true],
   ['jwt', 'at+jwt', {}, false],
   ['xapplication/at+jwt', 'at+jwt', {}, false],
+  ['at+jwtapplication/', 'at+jwt', {}, false],
   ['at+jwt ', 'at+jwt', {}, false],
   [undefined, 'at+jwt', {}, false],
   [42, 'at+jwt', {}, false],
@@ -157,6 +158,7 @@ test.each([
 
 test('describeRefusal without words for iss and sub reads the message', () => {
   expect(describeRefusal(new Error('jwt issuer invalid'), { signature: 'SIG' })).toBe('jwt issuer invalid');
+  expect(describeRefusal(new Error('jwt subject invalid'), { signature: 'SIG' })).toBe('jwt subject invalid');
 });
 
 test.each([
