@@ -1,7 +1,7 @@
 // A protected MCP tool server in one file: OAuth for Claude, Cursor, VS Code or ChatGPT, and one tool.
 import { scryptSync, timingSafeEqual } from 'node:crypto';
 import express from 'express';
-import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { McpServer, createMcpHandler } from '@modelcontextprotocol/server';
 import { createJwtSigner, createOAuthRouter, createSqliteStore } from 'express-mcp-oauth';
 import { createMcpEndpoint } from 'express-mcp-oauth/mcp';
 
@@ -26,8 +26,8 @@ const oauth = createOAuthRouter(
 
 function createServer() {
   const server = new McpServer({ name: 'notes', version: '1.0.0' });
-  server.registerTool('list_notes', { description: 'Lists your notes.' }, async (extra) => ({
-    content: [{ type: 'text', text: `Notes of user ${extra.authInfo.userId}: none yet.` }],
+  server.registerTool('list_notes', { description: 'Lists your notes.' }, async (ctx) => ({
+    content: [{ type: 'text', text: `Notes of user ${ctx.http.authInfo.userId}: none yet.` }],
   }));
   return server;
 }
@@ -37,6 +37,6 @@ app.use(oauth); // discovery, registration, the consent page, tokens, revocation
 app.all(
   '/mcp',
   oauth.requireBearer(),
-  createMcpEndpoint({ createServer, toolScopes: { list_notes: ['notes:read'] } }),
+  createMcpEndpoint({ handler: createMcpHandler(createServer), toolScopes: { list_notes: ['notes:read'] } }),
 );
 app.listen(port, process.env.HOST ?? 'localhost', () => console.log(`MCP server at ${issuer}/mcp`));

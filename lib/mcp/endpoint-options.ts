@@ -1,14 +1,28 @@
 // createMcpEndpoint's options, parsed once at start, failing fast with a message that says how to fix each.
 import type { McpServerLike } from './server-pool';
+import { isMcpHttpHandler, type McpHttpHandlerLike } from './sdk-v2';
 
-/** Options of createMcpEndpoint. */
+/**
+ * Options of createMcpEndpoint: `createServer` for `@modelcontextprotocol/sdk` 1.x, or `handler` for
+ * `@modelcontextprotocol/server` 2.x, and the options of both.
+ */
 export interface McpEndpointOptions {
   /**
-   * Builds one server with every tool registered (an `McpServer` of `@modelcontextprotocol/sdk`). Called once at
-   * start and then only when more requests are in flight than servers exist (up to `maxServers`), never per request.
-   * Tools read the caller from `extra.authInfo` (requireBearer's `req.auth`: userId, clientId, scopes, grantId).
+   * For `@modelcontextprotocol/server` 2.x: the handler its `createMcpHandler(factory)` returns. It serves protocol
+   * 2026-07-28 (`server/discover` included) and the 2025 versions, building a server per request from your factory;
+   * this endpoint reads and checks the body, then hands the handler that value and the token (`authInfo`). Tools
+   * read the caller from `ctx.authInfo` (requireBearer's `req.auth`). Build the handler with the same import of the
+   * SDK as your servers. Not with `createServer`, `maxServers`, `queueTimeoutMs`, `rememberToolList` or
+   * `streaming`, which are the 1.x pool's (the handler's own `responseMode` decides when it streams).
    */
-  createServer: () => McpServerLike;
+  handler?: McpHttpHandlerLike;
+  /**
+   * For `@modelcontextprotocol/sdk` 1.x: builds one server with every tool registered (an `McpServer`). Called once
+   * at start and then only when more requests are in flight than servers exist (up to `maxServers`), never per
+   * request. Tools read the caller from `extra.authInfo` (requireBearer's `req.auth`: userId, clientId, scopes,
+   * grantId).
+   */
+  createServer?: () => McpServerLike;
   /**
    * The scopes each tool needs, all of them. A token without them does not see the tool in `tools/list`, and
    * calling it is refused with 403 `insufficient_scope` naming the scopes (RFC 6750 §3.1), so the client can ask
@@ -54,6 +68,8 @@ export interface McpEndpointOptions {
 
 /** The options as the handler uses them. */
 export interface McpEndpointConfig {
+  /** The SDK 2.x handler, when given; else the 1.x pool serves with `createServer`. */
+  handler?: McpHttpHandlerLike;
   maxServers: number;
   queueTimeoutMs: number;
   maxBytes: number;
@@ -102,9 +118,38 @@ function milliseconds(name: string, value: number | undefined, fallback: number)
   return parsed;
 }
 
+/** Options of the 1.x pool, which the 2.x handler does not take. */
+const POOL_ONLY = ['createServer', 'maxServers', 'queueTimeoutMs', 'rememberToolList', 'streaming'] as const;
+
+/** The 2.x handler when `options` names one, after checking nothing of the 1.x pool comes with it. */
+function parseHandler(options: McpEndpointOptions): McpHttpHandlerLike | undefined {
+  if (options.handler === undefined) {
+    if (typeof options.createServer !== 'function')
+      throw new TypeError(
+        'createMcpEndpoint: pass handler, what createMcpHandler of @modelcontextprotocol/server 2.x returns, or ' +
+          'createServer, a function that returns a new McpServer of @modelcontextprotocol/sdk 1.x.',
+      );
+    return undefined;
+  }
+  if (!isMcpHttpHandler(options.handler))
+    throw new TypeError(
+      'createMcpEndpoint: handler must be what createMcpHandler(factory) of @modelcontextprotocol/server returns ' +
+        '(an object with fetch).',
+    );
+  const extra = POOL_ONLY.filter((name) => options[name] !== undefined);
+  if (extra.length > 0)
+    throw new TypeError(
+      `createMcpEndpoint: ${extra.join(', ')} ${extra.length === 1 ? 'is an option' : 'are options'} of the ` +
+        '@modelcontextprotocol/sdk 1.x pool; with handler (2.x) the SDK builds a server per request. Remove ' +
+        `${extra.length === 1 ? 'it' : 'them'}.`,
+    );
+  return options.handler;
+}
+
 export function parseMcpEndpointOptions(options: McpEndpointOptions): McpEndpointConfig {
-  if (!options || typeof options.createServer !== 'function')
-    throw new TypeError('createMcpEndpoint: createServer must be a function that returns a new McpServer.');
+  if (typeof options !== 'object' || options === null)
+    throw new TypeError('createMcpEndpoint: pass an options object ({ handler } or { createServer }).');
+  const handler = parseHandler(options);
   const maxServers = options.maxServers ?? 32;
   if (!Number.isInteger(maxServers) || maxServers < 1)
     throw new TypeError('createMcpEndpoint: maxServers must be a whole number of at least 1.');
@@ -112,6 +157,7 @@ export function parseMcpEndpointOptions(options: McpEndpointOptions): McpEndpoin
     if (options[name] !== undefined && typeof options[name] !== 'boolean')
       throw new TypeError(`createMcpEndpoint: ${name} must be true or false.`);
   return {
+    handler,
     maxServers,
     queueTimeoutMs: milliseconds('queueTimeoutMs', options.queueTimeoutMs, 10_000),
     maxBytes: parseBodyLimit(options.bodyLimit),

@@ -9,6 +9,7 @@ import { createJwtSigner, createOAuthRouter, createSqliteStore } from 'express-m
 import { fastPath } from 'express-mcp-oauth/experimental';
 import { createMcpEndpoint } from 'express-mcp-oauth/mcp';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { McpServer as McpServerV2, createMcpHandler } from '@modelcontextprotocol/server';
 
 const server = http.createServer();
 server.listen(0, '127.0.0.1', () => {
@@ -23,19 +24,31 @@ server.listen(0, '127.0.0.1', () => {
   const app = express();
   app.use(oauth);
   // The MCP layer of the package (Node steps alone, so that the fast path can serve this route too): one tool,
-  // which answers with the caller's user id, for a token with fakture:read.
+  // which answers with the caller's user id, for a token with fakture:read. MCP_SDK=2: a server of
+  // @modelcontextprotocol/server 2.x behind its createMcpHandler; else one of @modelcontextprotocol/sdk 1.x, pooled.
+  const endpoint =
+    process.env.MCP_SDK === '2'
+      ? {
+          handler: createMcpHandler(() => {
+            const server = new McpServerV2({ name: 'consumer', version: '2.0.0' });
+            server.registerTool('whoami', { description: 'Who is calling' }, (ctx) => ({
+              content: [{ type: 'text', text: `user ${ctx.http.authInfo.userId} (2.x)` }],
+            }));
+            return server;
+          }),
+        }
+      : {
+          createServer: () => {
+            const server = new McpServer({ name: 'consumer', version: '1.0.0' });
+            server.registerTool('whoami', { description: 'Who is calling' }, (extra) => ({
+              content: [{ type: 'text', text: `user ${extra.authInfo.userId}` }],
+            }));
+            return server;
+          },
+        };
   const mcp = [
     oauth.requireBearer(),
-    createMcpEndpoint({
-      createServer: () => {
-        const server = new McpServer({ name: 'consumer', version: '1.0.0' });
-        server.registerTool('whoami', { description: 'Who is calling' }, (extra) => ({
-          content: [{ type: 'text', text: `user ${extra.authInfo.userId}` }],
-        }));
-        return server;
-      },
-      toolScopes: { whoami: ['fakture:read'] },
-    }),
+    createMcpEndpoint({ ...endpoint, toolScopes: { whoami: ['fakture:read'] } }),
   ];
   app.post('/mcp', ...mcp);
   // FAST_PATH=1: the API endpoints and POST /mcp through fastPath, counted by a `before` step, the count at

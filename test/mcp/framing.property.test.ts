@@ -6,10 +6,12 @@
 // handler and with each kind of parser a host app may have mounted there, and on both of the handler's paths: the
 // lean transport's JSON answers (`streaming: false`) and the SDK's transport for a request that may stream
 // (`streaming: true`, a tool call answered as an event stream). And served ahead of Express by oauth.fastPath (its
-// `routes`), where no host parser runs.
+// `routes`), where no host parser runs. And the same again for a server of MCP SDK 2.x, behind its own
+// createMcpHandler (whose stateless 2025 leg answers with an event stream).
 import fc from 'fast-check';
 import express5 from 'express';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { McpServer as McpServerV2, createMcpHandler } from '@modelcontextprotocol/server';
 import { createMcpEndpoint } from '../../lib/mcp';
 import { fastPath } from '../../lib/experimental';
 import { createTestServer, obtainTokens, type TestServer } from '../helpers/oauth-app';
@@ -26,19 +28,16 @@ const EXPRESSES: Record<string, typeof express5> = {
   'Express 4': express4,
   'fast path': express5,
 };
+/** How the endpoint serves: SDK 1.x's pool with JSON answers or streaming, or SDK 2.x's createMcpHandler. */
+type Mode = '1.x JSON' | '1.x streaming' | '2.x handler';
+const MODES: Mode[] = ['1.x JSON', '1.x streaming', '2.x handler'];
 /**
- * Per streaming mode, the fast path's cases: requests its route served (the route's first step counts them), and
- * requests Node delivered to a listener (answered with a Date header; Node refuses some framings itself, with a bare
- * 400, before any listener).
+ * Per mode, the fast path's cases: requests its route served (the route's first step counts them), and requests
+ * Node delivered to a listener (answered with a Date header; Node refuses some framings itself, with a bare 400,
+ * before any listener).
  */
-const servedFast = new Map<boolean, number>([
-  [false, 0],
-  [true, 0],
-]);
-const deliveredFast = new Map<boolean, number>([
-  [false, 2],
-  [true, 2],
-]);
+const servedFast = new Map<Mode, number>(MODES.map((mode) => [mode, 0]));
+const deliveredFast = new Map<Mode, number>(MODES.map((mode) => [mode, 2]));
 
 // --- What a request is made of -------------------------------------------------------------------------------------
 
@@ -227,10 +226,25 @@ function createServer() {
   return server;
 }
 
+/** The same two tools on an SDK 2.x server, built per request by its createMcpHandler. */
+function createServerV2() {
+  const server = new McpServerV2({ name: 'framing', version: '1.0.0' });
+  server.registerTool('spy', { description: 'Needs fakture:write.' }, async (ctx) => {
+    spyCalls.push((ctx.http?.authInfo as { scopes: string[] } | undefined)?.scopes.join(' ') ?? '?');
+    return { content: [{ type: 'text', text: 'spied' }] };
+  });
+  server.registerTool('echo', { description: 'Needs fakture:read.' }, async () => ({
+    content: [{ type: 'text', text: 'echo' }],
+  }));
+  return server;
+}
+
+const TOOL_SCOPES = { spy: ['fakture:write'], echo: ['fakture:read'] };
+
 async function listen(
   expressName: string,
   parser: HostParser,
-  streaming: boolean,
+  mode: Mode,
 ): Promise<{ port: number; close(): void }> {
   const express = EXPRESSES[expressName]!;
   const app = express();
@@ -241,12 +255,15 @@ async function listen(
     raw: [express.raw({ type: () => true })],
     text: [express.text({ type: () => true })],
   }[parser];
-  const handler = createMcpEndpoint({
-    createServer,
-    toolScopes: { spy: ['fakture:write'], echo: ['fakture:read'] },
-    maxServers: 2,
-    streaming,
-  });
+  const handler =
+    mode === '2.x handler'
+      ? createMcpEndpoint({ handler: createMcpHandler(createServerV2), toolScopes: TOOL_SCOPES })
+      : createMcpEndpoint({
+          createServer,
+          toolScopes: TOOL_SCOPES,
+          maxServers: 2,
+          streaming: mode === '1.x streaming',
+        });
   // The SDK's transport answers with an event stream under `Connection: keep-alive` whatever the request asked, so
   // Node keeps the socket open (for its 5 s keep-alive timeout) where RFC 9112 §9.6 has the server close after
   // answering `Connection: close`. The raw client here reads until the server closes: the host closes it at once.
@@ -257,33 +274,29 @@ async function listen(
   app.post('/mcp', closeWhenAsked, oauth.oauth.requireBearer(), ...parsers, handler);
   if (expressName !== 'fast path') return listenOnLoopback(app);
   const count: express5.RequestHandler = (_req, _res, next) => {
-    servedFast.set(streaming, servedFast.get(streaming)! + 1);
+    servedFast.set(mode, servedFast.get(mode)! + 1);
     next();
   };
   const chain = [count, closeWhenAsked, oauth.oauth.requireBearer(), handler];
   return listenOnLoopback(fastPath(oauth.oauth, app, { routes: { '/mcp': chain } }));
 }
 
-/** What the property's requests were answered, per path: a status, and whether the answer was an event stream. */
-const answered = new Map<boolean, Set<string>>([
-  [false, new Set()],
-  [true, new Set()],
-]);
+/** What the property's requests were answered, per mode: a status, and whether the answer was an event stream. */
+const answered = new Map<Mode, Set<string>>(MODES.map((mode) => [mode, new Set()]));
 
-const CASES: Array<[string, HostParser, boolean]> = [
+const CASES: Array<[string, HostParser, Mode]> = [
   ...['Express 5', 'Express 4'].flatMap((name) =>
     (['none', 'json', 'json-any-type', 'raw', 'text'] as const).flatMap((parser) =>
-      [false, true].map((streaming): [string, HostParser, boolean] => [name, parser, streaming]),
+      MODES.map((mode): [string, HostParser, Mode] => [name, parser, mode]),
     ),
   ),
-  ['fast path', 'none', false],
-  ['fast path', 'none', true],
+  ...MODES.map((mode): [string, HostParser, Mode] => ['fast path', 'none', mode]),
 ];
 
-describe.each(CASES)(`%s, host parser %s, streaming %s (seed ${SEED})`, (expressName, parser, streaming) => {
+describe.each(CASES)(`%s, host parser %s, %s (seed ${SEED})`, (expressName, parser, mode) => {
   let host: { port: number; close(): void };
   beforeAll(async () => {
-    host = await listen(expressName, parser, streaming);
+    host = await listen(expressName, parser, mode);
   });
   afterAll(() => host.close());
   beforeEach(() => {
@@ -312,9 +325,9 @@ describe.each(CASES)(`%s, host parser %s, streaming %s (seed ${SEED})`, (express
         const { head, body: payload } = rawRequest(narrowToken, f);
         const res = await exchange(host.port, head, payload);
         const stream = /^content-type: text\/event-stream/im.test(res.headers);
-        answered.get(streaming)!.add(`${res.status}${stream ? ' event stream' : ''}`);
+        answered.get(mode)!.add(`${res.status}${stream ? ' event stream' : ''}`);
         if (expressName === 'fast path' && /^date:/im.test(res.headers))
-          deliveredFast.set(streaming, deliveredFast.get(streaming)! + 1);
+          deliveredFast.set(mode, deliveredFast.get(mode)! + 1);
         expect(spyCalls).toEqual([]);
         // A host's own parser may leave a request it failed to inflate unanswered (body-parser on a Content-Encoding
         // that is not what it says): that is the host's answer, not this handler's. Ours always answers, below 500.
@@ -331,12 +344,13 @@ describe.each(CASES)(`%s, host parser %s, streaming %s (seed ${SEED})`, (express
 // Last (a file's tests run in order): on each path some framings got past the gate to a server, so the invariant was
 // put to the test there, and not only held by the refusals in front of it.
 test.each([
-  [false, '200'],
-  [true, '200 event stream'],
-])('with streaming %s, some framings were served (%s)', (streaming, status) => {
-  expect([...answered.get(streaming)!]).toContain(status);
+  ['1.x JSON', '200'],
+  ['1.x streaming', '200 event stream'],
+  ['2.x handler', '200 event stream'],
+] as const)('with %s, some framings were served (%s)', (mode, status) => {
+  expect([...answered.get(mode)!]).toContain(status);
   // And every request of the fast path's cases that Node delivered went through the fast path (the wiring test's two
   // among them).
-  expect(deliveredFast.get(streaming)).toBeGreaterThan(RUNS / 2);
-  expect(servedFast.get(streaming)).toBe(deliveredFast.get(streaming));
+  expect(deliveredFast.get(mode)).toBeGreaterThan(RUNS / 2);
+  expect(servedFast.get(mode)).toBe(deliveredFast.get(mode));
 });

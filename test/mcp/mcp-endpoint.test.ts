@@ -292,8 +292,12 @@ test('mounted without requireBearer it fails loudly instead of serving tools to 
 });
 
 test.each([
-  ['no options', undefined, /createServer must be a function/],
-  ['createServer not a function', { createServer: 'x' }, /createServer must be a function/],
+  ['no options', undefined, /pass an options object \(\{ handler \} or \{ createServer \}\)/],
+  [
+    'createServer not a function',
+    { createServer: 'x' },
+    /pass handler, what createMcpHandler of @modelcontextprotocol\/server 2\.x returns, or createServer, a function that returns a new McpServer of @modelcontextprotocol\/sdk 1\.x\./,
+  ],
   ['a factory that returns no server', { createServer: () => ({}) }, /must return an McpServer/],
   ['maxServers 0', { createServer: notesServer({ built: 0 }), maxServers: 0 }, /maxServers/],
   [

@@ -4,7 +4,7 @@ import express from 'express';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { InMemoryTaskStore } from '@modelcontextprotocol/sdk/experimental/tasks/stores/in-memory.js';
 import { createMcpEndpoint, type McpEndpointOptions } from '../../lib/mcp';
-import { forgetSession } from '../../lib/mcp/session-state';
+import { forgetSession } from '../../lib/mcp/sdk-v1';
 import { createServerPool, PoolBusyError } from '../../lib/mcp/server-pool';
 import { createTestServer, obtainTokens, type TestServer } from '../helpers/oauth-app';
 import { exchange, listenOnLoopback, stall } from '../helpers/raw-http';

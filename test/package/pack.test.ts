@@ -132,7 +132,8 @@ test('the types resolve for require and import, under node16 and bundler resolut
 
 /**
  * A fresh project: the tarball unpacked as npm would, and beside it only what a user's install would hold: the
- * package's declared dependencies, `express` (the given copy) and the MCP SDK, the peers the example uses. A module
+ * package's declared dependencies, `express` (the given copy) and the MCP SDK of each major, the peers the examples
+ * use. A module
  * the package needs but does not declare fails here.
  */
 function hostProject(expressDir: string, extra: string[] = []): string {
@@ -143,7 +144,12 @@ function hostProject(expressDir: string, extra: string[] = []): string {
   const manifest = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
     dependencies: Record<string, string>;
   };
-  for (const name of [...Object.keys(manifest.dependencies), '@modelcontextprotocol/sdk', ...extra]) {
+  for (const name of [
+    ...Object.keys(manifest.dependencies),
+    '@modelcontextprotocol/sdk',
+    '@modelcontextprotocol/server',
+    ...extra,
+  ]) {
     mkdirSync(join(modules, name, '..'), { recursive: true });
     symlinkSync(join(ROOT, 'node_modules', name), join(modules, name));
   }

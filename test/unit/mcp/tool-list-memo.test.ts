@@ -1,5 +1,5 @@
-// The remembered tools/list answers of pooled servers (lib/mcp/tool-list-memo.ts), below the HTTP handler.
-import { createToolListMemo } from '../../lib/mcp/tool-list-memo';
+// The remembered tools/list answers of pooled servers (lib/mcp/sdk-v1.ts), below the HTTP handler.
+import { createToolListMemo } from '../../../lib/mcp/sdk-v1';
 
 const SCHEMA = { method: 'tools/list' };
 function fakeServer() {
