@@ -5,10 +5,11 @@ import type { AppDb } from '../db/database';
 import express, { type RequestHandler, type Router } from 'express';
 import type { AuthenticatedRequest, OAuthRouter, OAuthStore } from 'express-mcp-oauth';
 import { createMcpEndpoint } from 'express-mcp-oauth/mcp';
+import { createMcpHandler } from '@modelcontextprotocol/server';
 import { refuseMcp } from '../http/guards';
 import { actingUserId } from '../operator-clients';
 import { findUser, type AppUser } from '../users';
-import { createBusinessMcpServer, TOOL_SCOPES, type CallerExtra } from './server';
+import { createBusinessMcpServer, createBusinessMcpServerV2, TOOL_SCOPES, type CallerExtra } from './server';
 import { createUserCache } from './user-cache';
 
 export interface McpRoutesOptions {
@@ -36,7 +37,7 @@ const allowCors: RequestHandler = function mcpCors(req, res, next) {
   res.setHeader('Access-Control-Allow-Methods', 'POST, GET, DELETE, OPTIONS');
   res.setHeader(
     'Access-Control-Allow-Headers',
-    'Authorization, Content-Type, Accept, DPoP, Mcp-Session-Id, MCP-Protocol-Version, Last-Event-ID',
+    'Authorization, Content-Type, Accept, DPoP, Mcp-Session-Id, MCP-Protocol-Version, Mcp-Method, Mcp-Name, Last-Event-ID',
   );
   res.setHeader('Access-Control-Max-Age', '86400');
   res.statusCode = 204;
@@ -126,9 +127,12 @@ export function createMcpRoutes({
     user.then(admit, next);
   };
 
-  // Servers built once and reused (the library pools them); each token sees and calls only the tools its scopes
-  // allow, and a call outside them is a 403 naming the scopes it needs (RFC 6750 §3.1: step-up authorization).
+  // Each token sees and calls only the tools its scopes allow, and a call outside them is a 403 naming the scopes it
+  // needs (RFC 6750 §3.1: step-up authorization). Protocol 2026-07-28 (server/discover, the newest clients) is served
+  // by the MCP SDK 2.x's own handler, a server per request; 2025-era requests, what most clients send today, by SDK
+  // 1.x servers built once and pooled, at a fraction of the cost (docs/performance.md).
   const serve = createMcpEndpoint({
+    handler: createMcpHandler(() => createBusinessMcpServerV2(db, serverName), { legacy: 'reject' }),
     createServer: () => createBusinessMcpServer(db, serverName),
     toolScopes: TOOL_SCOPES,
   });

@@ -1,9 +1,12 @@
-// The MCP server of the business service: every tool registered once, with its zod schema built once. Pooled and
-// reused by the library's createMcpEndpoint, which shows each token only the tools its scopes allow; a tool learns
-// whose company it acts on from the request's authInfo (see endpoint.ts), never from server state.
+// The MCP server of the business service, in each MCP SDK major, from one table of tools: every tool registered with
+// its zod schema built once for the process. The library's createMcpEndpoint shows each token only the tools its
+// scopes allow; a tool learns whose company it acts on from the request's authInfo (see endpoint.ts), never from
+// server state. 2026-07-28 requests are served by the SDK 2.x server, built per request by the SDK's
+// createMcpHandler; 2025-era requests by SDK 1.x servers, built once and pooled (the fast path of the bench).
 import type { AppDb } from '../db/database';
 import { z } from 'zod';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { McpServer as McpServerV2 } from '@modelcontextprotocol/server';
 import { toolError, toolResult, type ToolContext } from './tool';
 import { ALL_TOOLS } from './tools';
 
@@ -36,6 +39,42 @@ export function buildInputSchemas(): InputSchemas {
 // Built once for the process: every pooled server registers the same (immutable) schemas.
 const INPUT_SCHEMAS = buildInputSchemas();
 
+/** Runs `tool` for the caller that endpoint.ts put in `authInfo.extra`. */
+async function runTool(db: AppDb, tool: (typeof ALL_TOOLS)[number], args: unknown, extra: unknown) {
+  const caller = extra as CallerExtra | undefined;
+  // Unreachable behind endpoint.ts, which refuses a request before it gets here without a known user.
+  if (!caller?.companyId) throw new Error('No signed-in user for this tool call.');
+  const context: ToolContext = { db, userId: caller.userId, companyId: caller.companyId };
+  try {
+    return toolResult(await tool.run(context, args as never));
+  } catch (error) {
+    return toolError(error);
+  }
+}
+
+/** What a tool shows of itself in tools/list, in either major. */
+const describe = (tool: (typeof ALL_TOOLS)[number]) => ({
+  title: tool.title,
+  description: `${tool.description} (Needs ${tool.scopes.join(', ')}.)`,
+  annotations: {
+    readOnlyHint: tool.readOnly,
+    destructiveHint: tool.destructive ?? false,
+    openWorldHint: false,
+  },
+});
+
+/** The server for 2026-07-28 requests, on `@modelcontextprotocol/server` 2.x: built per request by createMcpHandler. */
+export function createBusinessMcpServerV2(db: AppDb, serverName: string): McpServerV2 {
+  const server = new McpServerV2({ name: serverName, version: '1.0.0' }, { capabilities: { tools: {} } });
+  for (const tool of ALL_TOOLS)
+    server.registerTool(
+      tool.name,
+      { ...describe(tool), inputSchema: INPUT_SCHEMAS.get(tool.name)! },
+      (args: unknown, ctx) => runTool(db, tool, args, ctx.http?.authInfo?.extra),
+    );
+  return server;
+}
+
 /**
  * A server with every tool. `schemas` defaults to the ones built once for the process; the bench's baseline of the
  * SDK README's stateless pattern passes new ones, as that pattern builds them with each server.
@@ -49,27 +88,8 @@ export function createBusinessMcpServer(
   for (const tool of ALL_TOOLS) {
     server.registerTool(
       tool.name,
-      {
-        title: tool.title,
-        description: `${tool.description} (Needs ${tool.scopes.join(', ')}.)`,
-        inputSchema: schemas.get(tool.name)!,
-        annotations: {
-          readOnlyHint: tool.readOnly,
-          destructiveHint: tool.destructive ?? false,
-          openWorldHint: false,
-        },
-      },
-      async (args: unknown, extra) => {
-        const caller = extra.authInfo?.extra as CallerExtra | undefined;
-        // Unreachable behind endpoint.ts, which refuses a request before it gets here without a known user.
-        if (!caller?.companyId) throw new Error('No signed-in user for this tool call.');
-        const context: ToolContext = { db, userId: caller.userId, companyId: caller.companyId };
-        try {
-          return toolResult(await tool.run(context, args as never));
-        } catch (error) {
-          return toolError(error);
-        }
-      },
+      { ...describe(tool), inputSchema: schemas.get(tool.name)! },
+      (args: unknown, extra) => runTool(db, tool, args, extra.authInfo?.extra),
     );
   }
   return server;

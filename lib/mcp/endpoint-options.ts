@@ -11,9 +11,11 @@ export interface McpEndpointOptions {
    * For `@modelcontextprotocol/server` 2.x: the handler its `createMcpHandler(factory)` returns. It serves protocol
    * 2026-07-28 (`server/discover` included) and the 2025 versions, building a server per request from your factory;
    * this endpoint reads and checks the body, then hands the handler that value and the token (`authInfo`). Tools
-   * read the caller from `ctx.authInfo` (requireBearer's `req.auth`). Build the handler with the same import of the
-   * SDK as your servers. Not with `createServer`, `maxServers`, `queueTimeoutMs`, `rememberToolList` or
-   * `streaming`, which are the 1.x pool's (the handler's own `responseMode` decides when it streams).
+   * read the caller from `ctx.http.authInfo` (requireBearer's `req.auth`). Build the handler with the same import
+   * of the SDK as your servers. The 1.x pool's options (`maxServers`, `queueTimeoutMs`, `rememberToolList`,
+   * `streaming`) need `createServer`; the handler's own `responseMode` decides when it streams. With both `handler`
+   * and `createServer`, each request goes where the SDK's `isLegacyRequest` says: 2025-era traffic to the pool of
+   * 1.x servers, 2026-07-28 traffic to the handler (build it with `legacy: 'reject'`).
    */
   handler?: McpHttpHandlerLike;
   /**
@@ -118,10 +120,10 @@ function milliseconds(name: string, value: number | undefined, fallback: number)
   return parsed;
 }
 
-/** Options of the 1.x pool, which the 2.x handler does not take. */
-const POOL_ONLY = ['createServer', 'maxServers', 'queueTimeoutMs', 'rememberToolList', 'streaming'] as const;
+/** Options of the 1.x pool, which mean nothing without createServer. */
+const POOL_ONLY = ['maxServers', 'queueTimeoutMs', 'rememberToolList', 'streaming'] as const;
 
-/** The 2.x handler when `options` names one, after checking nothing of the 1.x pool comes with it. */
+/** The 2.x handler when `options` names one, after checking that the 1.x pool's options come with createServer. */
 function parseHandler(options: McpEndpointOptions): McpHttpHandlerLike | undefined {
   if (options.handler === undefined) {
     if (typeof options.createServer !== 'function')
@@ -136,12 +138,16 @@ function parseHandler(options: McpEndpointOptions): McpHttpHandlerLike | undefin
       'createMcpEndpoint: handler must be what createMcpHandler(factory) of @modelcontextprotocol/server returns ' +
         '(an object with fetch).',
     );
+  if (options.createServer !== undefined && typeof options.createServer !== 'function')
+    throw new TypeError(
+      'createMcpEndpoint: createServer must be a function that returns a new McpServer of @modelcontextprotocol/sdk 1.x.',
+    );
   const extra = POOL_ONLY.filter((name) => options[name] !== undefined);
-  if (extra.length > 0)
+  if (options.createServer === undefined && extra.length > 0)
     throw new TypeError(
       `createMcpEndpoint: ${extra.join(', ')} ${extra.length === 1 ? 'is an option' : 'are options'} of the ` +
-        '@modelcontextprotocol/sdk 1.x pool; with handler (2.x) the SDK builds a server per request. Remove ' +
-        `${extra.length === 1 ? 'it' : 'them'}.`,
+        '@modelcontextprotocol/sdk 1.x pool; with handler alone (2.x) the SDK builds a server per request. Remove ' +
+        `${extra.length === 1 ? 'it' : 'them'}, or add createServer to serve 2025-era requests from the pool.`,
     );
   return options.handler;
 }

@@ -1,19 +1,21 @@
 // createMcpEndpoint: a stateless MCP endpoint (Streamable HTTP) behind requireBearer, with tools gated by the token's
 // scopes, for servers of either SDK major: `@modelcontextprotocol/sdk` 1.x through a pool of reused servers
 // (pooled-endpoint.ts), `@modelcontextprotocol/server` 2.x through the host's own createMcpHandler
-// (handler-endpoint.ts). Both read the body once, here, and check it with one scope gate; this file maps what they
-// refuse to HTTP.
+// (handler-endpoint.ts), or both, each serving the era it is given. The body is read once, here, and each path checks
+// it with one scope gate; this file maps what they refuse to HTTP.
 import type { RequestHandler, Response } from 'express';
 import type { AuthenticatedRequest } from '../middleware/bearer';
 import { writeJson } from '../util/json-response';
 import { parseMcpEndpointOptions, type McpEndpointOptions } from './endpoint-options';
 import { createHandlerServe } from './handler-endpoint';
+import { checkAccept, mayBeModern } from './negotiation';
 import { createPooledServe, type Serve } from './pooled-endpoint';
-import { McpRequestError } from './read-body';
+import { McpRequestError, readJsonBody } from './read-body';
 import { UnreadableAnswerError } from './rewrite-answers';
 import { loadSdkV1 } from './sdk-v1';
-import { loadMessageSchemaV2 } from './sdk-v2';
+import { loadSdkV2 } from './sdk-v2';
 import { PoolBusyError } from './server-pool';
+import { toWebRequest } from './web-bridge';
 
 export type { McpEndpointOptions } from './endpoint-options';
 
@@ -24,7 +26,7 @@ const rpcError = (res: Response, status: number, code: number, message: string) 
 function createPooled(
   config: ReturnType<typeof parseMcpEndpointOptions>,
   options: McpEndpointOptions,
-): Serve {
+): { serve: Serve; versions: readonly string[] } {
   const sdk = loadSdkV1();
   if (sdk === undefined)
     throw new TypeError(
@@ -38,7 +40,45 @@ function createPooled(
       'createMcpEndpoint: createServer must return an McpServer of @modelcontextprotocol/sdk 1.x (it has no ' +
         'connect/close). For @modelcontextprotocol/server 2.x, pass handler: createMcpHandler(factory).',
     );
-  return createPooledServe(config, createServer, first, sdk);
+  return {
+    serve: createPooledServe(config, createServer, first, sdk),
+    versions: sdk.SUPPORTED_PROTOCOL_VERSIONS,
+  };
+}
+
+type Handle = (req: Parameters<Serve>[0], res: Response, auth: Parameters<Serve>[2]) => Promise<void>;
+
+/** Reads the body once and hands it to the path the options set up: the 1.x pool, the 2.x handler, or by era both. */
+function createServe(
+  config: ReturnType<typeof parseMcpEndpointOptions>,
+  options: McpEndpointOptions,
+): Handle {
+  const limits = { maxBytes: config.maxBytes, timeoutMs: config.bodyTimeoutMs };
+  // The whole body first: a request whose body is slow to come never holds a server while it trickles in.
+  const read = (req: Parameters<Serve>[0]) => readJsonBody(req, limits);
+  const pool = options.createServer === undefined ? undefined : createPooled(config, options);
+  if (config.handler === undefined)
+    return async (req, res, auth) => {
+      // The Streamable HTTP rule, checked before the body is read, as the SDK 1.x transport does.
+      checkAccept(req);
+      return pool!.serve(req, res, auth, await read(req));
+    };
+  const sdk = loadSdkV2();
+  // The SDK 2.x handler checks Accept itself.
+  const modern = createHandlerServe(config, config.handler, sdk.messageSchema);
+  if (pool === undefined) return async (req, res, auth) => modern(req, res, auth, await read(req));
+  return async (req, res, auth) => {
+    const body = await read(req);
+    // The era is the SDK's own decision, on the very value the gate will check; a request with no sign of 2026-07-28
+    // is one it routes to 2025-era serving, and goes there without the cost of asking.
+    const messages = Array.isArray(body) ? body : [body];
+    const legacy =
+      !mayBeModern(req, messages, pool.versions) ||
+      (await sdk.isLegacyRequest(toWebRequest(req, new AbortController().signal), body));
+    if (!legacy) return modern(req, res, auth, body);
+    checkAccept(req);
+    return pool.serve(req, res, auth, body);
+  };
 }
 
 /**
@@ -49,10 +89,7 @@ function createPooled(
  */
 export function createMcpEndpoint(options: McpEndpointOptions): RequestHandler {
   const config = parseMcpEndpointOptions(options);
-  const serve =
-    config.handler === undefined
-      ? createPooled(config, options)
-      : createHandlerServe(config, config.handler, loadMessageSchemaV2());
+  const serve = createServe(config, options);
 
   /** What a refused request is answered: the status and JSON-RPC error it carries, 503 when no server was free. */
   function refuse(res: Response, error: McpRequestError | PoolBusyError | UnreadableAnswerError): void {

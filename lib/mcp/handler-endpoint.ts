@@ -1,12 +1,11 @@
 // The endpoint for `@modelcontextprotocol/server` 2.x: the host's own `createMcpHandler` (which serves protocol
 // 2026-07-28, `server/discover` included, and the 2025 versions through its stateless fallback) behind the scope
-// gate. The body is read and checked here, and the handler is given that very value (`parsedBody`) with the token
-// (`authInfo`); its answer is written back with tools/list answers filtered to the token's tools. The SDK builds a
-// server per request from the host's factory: there is no pool to keep.
+// gate. The body endpoint.ts read is checked here, and the handler is given that very value (`parsedBody`) with the
+// token (`authInfo`); its answer is written back with tools/list answers filtered to the token's tools. The SDK
+// builds a server per request from the host's factory: there is no pool to keep.
 import type { RpcAnswer } from './rewrite-answers';
 import type { McpEndpointConfig } from './endpoint-options';
 import type { Serve } from './pooled-endpoint';
-import { readJsonBody } from './read-body';
 import { refuseTool } from './refuse-tool';
 import { createScopeGate, type MessageSchema } from './scope-gate';
 import type { McpHttpHandlerLike } from './sdk-v2';
@@ -17,11 +16,9 @@ export function createHandlerServe(
   handler: McpHttpHandlerLike,
   messageSchema: MessageSchema,
 ): Serve {
-  const limits = { maxBytes: config.maxBytes, timeoutMs: config.bodyTimeoutMs };
   const gate = createScopeGate(config.toolScopes, messageSchema);
 
-  return async function serveWithHandler(req, res, auth) {
-    const body = await readJsonBody(req, limits);
+  return async function serveWithHandler(req, res, auth, body) {
     const decision = gate.check(body, auth.scopes);
     if (decision.refused) return refuseTool(res, auth, decision.refused);
     const { listIds } = decision;

@@ -61,3 +61,25 @@ export function checkVersion(
       `Invalid Request: protocol version ${version} has no JSON-RPC batches (removed in ${NO_BATCHES_FROM}); send one message per request.`,
     );
 }
+
+/** The `_meta` key by which a 2026-07-28 request claims its revision (the per-request envelope). */
+const PROTOCOL_VERSION_META = 'io.modelcontextprotocol/protocolVersion';
+
+/**
+ * Whether a request may be 2026-07-28 traffic, on its face: it names a protocol version other than the pool's, or a
+ * message carries the envelope's version claim. When not, the SDK 2.x would route it to 2025-era serving too
+ * (`isLegacyRequest`: no envelope claim and no modern header), so the endpoint need not ask it: a test holds the two
+ * to that for every body the scope gate admits (one it refuses reaches neither era). When it may be, the SDK decides.
+ */
+export function mayBeModern(
+  req: IncomingMessage,
+  messages: readonly unknown[],
+  poolVersions: readonly string[],
+) {
+  const raw = req.headers['mcp-protocol-version'];
+  if (raw !== undefined && (Array.isArray(raw) || !poolVersions.includes(raw))) return true;
+  return messages.some((message) => {
+    const meta = (message as { params?: { _meta?: unknown } } | null)?.params?._meta;
+    return typeof meta === 'object' && meta !== null && PROTOCOL_VERSION_META in meta;
+  });
+}

@@ -6,15 +6,15 @@ import type { Request, Response } from 'express';
 import type { BearerAuth } from '../middleware/bearer';
 import type { McpEndpointConfig } from './endpoint-options';
 import { createLeanTransport, type LeanTransport, type Response as RpcResponse } from './lean-transport';
-import { checkAccept, checkVersion } from './negotiation';
-import { McpRequestError, readJsonBody } from './read-body';
+import { checkVersion } from './negotiation';
+import { McpRequestError } from './read-body';
 import { refuseTool } from './refuse-tool';
 import { createScopeGate } from './scope-gate';
 import { forgetSession, wrapSend, createToolListMemo, type SdkV1 } from './sdk-v1';
 import { createServerPool, type McpServerLike } from './server-pool';
 
-/** Serves one POST whose token passed requireBearer. */
-export type Serve = (req: Request, res: Response, auth: BearerAuth) => Promise<void>;
+/** Serves one POST whose token passed requireBearer, given its body as read by readJsonBody. */
+export type Serve = (req: Request, res: Response, auth: BearerAuth, body: unknown) => Promise<void>;
 
 /** Requests answered by the SDK's own handlers, which never stream: served by the lean transport in any mode. */
 const NEVER_STREAMS = new Set(['initialize', 'ping', 'tools/list']);
@@ -37,7 +37,6 @@ export function createPooledServe(
   sdk: SdkV1,
 ): Serve {
   const { maxServers, queueTimeoutMs, toolScopes, streaming } = config;
-  const limits = { maxBytes: config.maxBytes, timeoutMs: config.bodyTimeoutMs };
   const gate = createScopeGate(toolScopes, sdk.JSONRPCMessageSchema);
   const toolLists = config.rememberToolList ? createToolListMemo(sdk.ListToolsRequestSchema) : undefined;
   const pool = createServerPool(createServer, maxServers, first);
@@ -83,10 +82,7 @@ export function createPooledServe(
     await server.close();
   }
 
-  return async function servePooled(req, res, auth) {
-    checkAccept(req);
-    // The whole body first: a request whose body is slow to come never holds a server while it trickles in.
-    const body = await readJsonBody(req, limits);
+  return async function servePooled(req, res, auth, body) {
     const decision = gate.check(body, auth.scopes);
     if (decision.refused) return refuseTool(res, auth, decision.refused);
     const messages = Array.isArray(body) ? body : [body];

@@ -13,31 +13,45 @@ export interface McpHttpHandlerLike {
 export const isMcpHttpHandler = (value: unknown): value is McpHttpHandlerLike =>
   typeof value === 'object' && value !== null && typeof (value as McpHttpHandlerLike).fetch === 'function';
 
-/** The SDK's JSON-RPC message schema, as the gate uses it: `parseJSONRPCMessage` throws on what it refuses. */
-export function loadMessageSchemaV2(): MessageSchema {
-  let parse: (value: unknown) => unknown;
+/** What the endpoint takes from SDK 2.x itself. */
+export interface SdkV2 {
+  /** The SDK's JSON-RPC message schema, as the gate uses it (`parseJSONRPCMessage` throws on what it refuses). */
+  messageSchema: MessageSchema;
+  /**
+   * The SDK's own routing decision (`isLegacyRequest`): whether createMcpHandler would serve this request as 2025-era
+   * traffic. Pure, so any copy of the SDK answers the same.
+   */
+  isLegacyRequest(request: Request, parsedBody: unknown): Promise<boolean>;
+}
+
+/** Loads SDK 2.x (an optional peer dependency) on first use. */
+export function loadSdkV2(): SdkV2 {
+  let sdk: { parseJSONRPCMessage?: unknown; isLegacyRequest?: unknown };
   try {
-    ({ parseJSONRPCMessage: parse } = require('@modelcontextprotocol/server') as {
-      parseJSONRPCMessage: (value: unknown) => unknown;
-    });
+    sdk = require('@modelcontextprotocol/server') as typeof sdk;
   } catch (error) {
     throw new TypeError(
       'createMcpEndpoint({ handler }) needs @modelcontextprotocol/server 2.x: run `npm install ' +
         `@modelcontextprotocol/server\`. (${(error as Error).message.split('\n')[0]})`,
     );
   }
-  if (typeof parse !== 'function')
+  const { parseJSONRPCMessage: parse, isLegacyRequest } = sdk;
+  if (typeof parse !== 'function' || typeof isLegacyRequest !== 'function')
     throw new TypeError(
-      'createMcpEndpoint({ handler }): @modelcontextprotocol/server has no parseJSONRPCMessage; install 2.x.',
+      'createMcpEndpoint({ handler }): @modelcontextprotocol/server has no parseJSONRPCMessage or isLegacyRequest; ' +
+        'install 2.x.',
     );
   return {
-    safeParse(value) {
-      try {
-        parse(value);
-        return { success: true };
-      } catch {
-        return { success: false };
-      }
+    messageSchema: {
+      safeParse(value) {
+        try {
+          parse(value);
+          return { success: true };
+        } catch {
+          return { success: false };
+        }
+      },
     },
+    isLegacyRequest: isLegacyRequest as SdkV2['isLegacyRequest'],
   };
 }

@@ -6,6 +6,9 @@ import express from 'express';
 import request from 'supertest';
 import { z } from 'zod';
 import { McpServer, createMcpHandler, type McpServerFactory } from '@modelcontextprotocol/server';
+import { McpServer as McpServerV1 } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport as TransportV1 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { createMcpEndpoint, type McpEndpointOptions } from '../../lib/mcp';
 import type { BearerAuth } from '../../lib/middleware/bearer';
@@ -340,12 +343,16 @@ test('32 requests whose bodies never finish build no server; a tool call is answ
 test.each([
   [{ handler: {} }, 'handler must be what createMcpHandler(factory) of @modelcontextprotocol/server returns'],
   [
-    { handler: createMcpHandler(factory), createServer: () => new McpServer({ name: 'x', version: '1' }) },
-    'createMcpEndpoint: createServer is an option of the @modelcontextprotocol/sdk 1.x pool',
+    { handler: createMcpHandler(factory), createServer: 'x' },
+    'createMcpEndpoint: createServer must be a function that returns a new McpServer of @modelcontextprotocol/sdk 1.x.',
   ],
   [
     { handler: createMcpHandler(factory), maxServers: 4, streaming: true },
-    'createMcpEndpoint: maxServers, streaming are options of the @modelcontextprotocol/sdk 1.x pool; with handler (2.x) the SDK builds a server per request. Remove them.',
+    'createMcpEndpoint: maxServers, streaming are options of the @modelcontextprotocol/sdk 1.x pool; with handler alone (2.x) the SDK builds a server per request. Remove them, or add createServer to serve 2025-era requests from the pool.',
+  ],
+  [
+    { handler: createMcpHandler(factory), queueTimeoutMs: 5 },
+    'createMcpEndpoint: queueTimeoutMs is an option of the @modelcontextprotocol/sdk 1.x pool; with handler alone (2.x) the SDK builds a server per request. Remove it, or add createServer',
   ],
   [
     {},
@@ -353,4 +360,84 @@ test.each([
   ],
 ])('options %#: refused at start with how to fix them', (options, message) => {
   expect(() => createMcpEndpoint(options as unknown as McpEndpointOptions)).toThrow(message);
+});
+
+describe('both majors: 2025-era requests to the pool of 1.x servers, 2026-07-28 ones to the 2.x handler', () => {
+  /** The same two tools on a 1.x server, whose answers say which major ran them. */
+  const v1Server = () => {
+    const server = new McpServerV1({ name: 'notes', version: '1.0.0' });
+    server.registerTool('whoami', { description: 'The caller.' }, async () => {
+      ran.push('whoami 1.x');
+      return { content: [{ type: 'text', text: '1.x' }] };
+    });
+    server.registerTool('delete_invoice', { description: 'Deletes one.' }, async () => {
+      ran.push('delete_invoice 1.x');
+      return { content: [{ type: 'text', text: 'deleted' }] };
+    });
+    return server;
+  };
+  const both = () =>
+    mount({
+      handler: createMcpHandler(factory, { legacy: 'reject' }),
+      createServer: v1Server,
+      maxServers: 2,
+    });
+
+  test('the 2.x client in the modern era reaches the 2.x server, its tools filtered and gated', async () => {
+    const session = await connect(both(), await token('fakture:read'), 'modern');
+    try {
+      expect((await session.client.listTools()).tools.map((tool) => tool.name)).toEqual([
+        'whoami',
+        'list_invoices',
+      ]);
+      const result = await session.client.callTool({ name: 'whoami', arguments: { label: 'm' } });
+      expect(result.content).toEqual([{ type: 'text', text: 'm:user-1:fakture:read' }]);
+      await expect(session.client.callTool({ name: 'delete_invoice', arguments: {} })).rejects.toThrow(
+        'Insufficient scope',
+      );
+      expect(ran).toEqual(['whoami']);
+    } finally {
+      await session.close();
+    }
+  });
+
+  test.each([
+    ['the 2.x client in the 2025 era', 'legacy 2.x'],
+    ['the 1.x client', '1.x'],
+  ])('%s reaches the pool of 1.x servers, its tools filtered and gated', async (_name, client) => {
+    const app = both();
+    const accessToken = await token('fakture:read');
+    let close: () => Promise<void>;
+    let list: () => Promise<string[]>;
+    let call: (name: string) => Promise<unknown>;
+    if (client === '1.x') {
+      const listener = await listenOnLoopback(app);
+      const v1 = new ClientV1({ name: 'test', version: '1' });
+      await v1.connect(
+        new TransportV1(new URL(`http://127.0.0.1:${listener.port}/mcp`), {
+          requestInit: { headers: { Authorization: `Bearer ${accessToken}` } },
+        }),
+      );
+      close = async () => {
+        await v1.close();
+        listener.close();
+      };
+      list = async () => (await v1.listTools()).tools.map((tool) => tool.name);
+      call = (name) => v1.callTool({ name, arguments: {} });
+    } else {
+      const session = await connect(app, accessToken, 'legacy');
+      close = session.close;
+      list = async () => (await session.client.listTools()).tools.map((tool) => tool.name);
+      call = (name) => session.client.callTool({ name, arguments: {} });
+    }
+    try {
+      expect(await list()).toEqual(['whoami']);
+      expect(await call('whoami')).toMatchObject({ content: [{ type: 'text', text: '1.x' }] });
+      await expect(call('delete_invoice')).rejects.toThrow();
+      expect(ran).toEqual(['whoami 1.x']);
+      expect(built).toBe(0);
+    } finally {
+      await close();
+    }
+  });
 });

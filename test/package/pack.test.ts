@@ -175,18 +175,20 @@ async function startOnSqlite(dir: string, script: string) {
 }
 
 test.each([
-  ['4', 'express4'],
-  ['5', 'express'],
+  ['4', 'express4', 'examples/minimal/server.mjs'],
+  ['5', 'express', 'examples/minimal/server.mjs'],
+  // The same server on the MCP SDK 1.x.
+  ['5', 'express', 'examples/sdk-v1/server.mjs'],
 ])(
-  'Express %s: examples/minimal runs from the tarball, and an MCP client calls its tool',
-  async (major, copy) => {
+  'Express %s: %s runs from the tarball, and an MCP client calls its tool',
+  async (major, copy, script) => {
     const dir = hostProject(copy);
     const version = execFileSync(process.execPath, ['-p', "require('express/package.json').version"], {
       cwd: dir,
       encoding: 'utf8',
     });
     expect(version.split('.')[0]).toBe(major);
-    const { server, issuer } = await startOnSqlite(dir, 'examples/minimal/server.mjs');
+    const { server, issuer } = await startOnSqlite(dir, script);
     try {
       const { accessToken: _token, ...journey } = await mcpJourney(new URL(`${issuer}/mcp`), USER, {
         name: 'list_notes',
