@@ -159,3 +159,37 @@ describe('check: what cannot be classified is refused (fail closed)', () => {
     expect(gate.check(body, ['company:read']).refused).toBeUndefined();
   });
 });
+
+describe('a batch that cancels a request of its own is refused: that request would never be answered', () => {
+  const cancel = (requestId: unknown, id?: unknown) => ({
+    jsonrpc: '2.0',
+    ...(id === undefined ? {} : { id }),
+    method: 'notifications/cancelled',
+    params: { requestId },
+  });
+  test.each([
+    ['the cancellation after the request', [ping(1), cancel(1)]],
+    ['the cancellation first', [cancel(7), call('get_company', 7)]],
+    ['a string id', [ping('a'), cancel('a')]],
+  ])('refused: %s', (_name, body) => {
+    expect(refusal(body)).toEqual({
+      status: 400,
+      code: -32600,
+      message: 'Invalid Request: a batch may not cancel a request of its own.',
+    });
+  });
+
+  test.each([
+    ['a request that is not in the batch', [ping(1), cancel(2)]],
+    ['an id of another type', [ping(1), cancel('1')]],
+    // A request (with an id) named notifications/cancelled cancels nothing: only the notification does.
+    ['a request, not a notification, naming the id', [ping(1), cancel(1, 9)]],
+    [
+      'another notification naming the id',
+      [ping(1), { jsonrpc: '2.0', method: 'notifications/progress', params: { requestId: 1 } }],
+    ],
+    ['a cancellation alone', cancel(1)],
+  ])('admitted: %s', (_name, body) => {
+    expect(gate.check(body, ['company:read']).refused).toBeUndefined();
+  });
+});
