@@ -14,10 +14,19 @@ export function toWebRequest(req: IncomingMessage, signal: AbortSignal): Request
     if (name === 'content-length' || name === 'transfer-encoding') continue;
     headers.append(raw[i]!, raw[i + 1]!);
   }
+  return new Request(requestUrl(req), { method: req.method, headers, signal });
+}
+
+/**
+ * The request's URL as the SDK is told it (for its handlers' information only: nothing routes on it). A Host or a
+ * target that makes no URL (Node lets `Host: [::1` through) falls back to localhost rather than failing the request.
+ */
+function requestUrl(req: IncomingMessage): string {
   const scheme = (req.socket as { encrypted?: boolean }).encrypted ? 'https' : 'http';
-  const host = req.headers.host ?? 'localhost';
   const path = (req as { originalUrl?: string }).originalUrl ?? req.url ?? '/';
-  return new Request(`${scheme}://${host}${path}`, { method: req.method, headers, signal });
+  for (const base of [`${scheme}://${req.headers.host ?? 'localhost'}`, `${scheme}://localhost`])
+    if (URL.canParse(path, base)) return new URL(path, base).href;
+  return `${scheme}://localhost/`;
 }
 
 /**

@@ -441,3 +441,39 @@ describe('both majors: 2025-era requests to the pool of 1.x servers, 2026-07-28 
     }
   });
 });
+
+test.each([
+  ['a Host that makes no URL', 'Host: [::1', '/mcp'],
+  ['no Host at all', '', '/mcp'],
+  ['an absolute-form target of another host', 'Host: 127.0.0.1', 'http://elsewhere.invalid/mcp'],
+])('%s: the SDK is still told a URL, and the request is served', async (_name, hostLine, target) => {
+  const urls: string[] = [];
+  const handler = {
+    async fetch(req: Request) {
+      urls.push(req.url);
+      return Response.json({ jsonrpc: '2.0', id: 1, result: {} });
+    },
+  };
+  const listener = await listenOnLoopback(mount({ handler }));
+  try {
+    const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' });
+    const head = [
+      `POST ${target} HTTP/1.1`,
+      ...(hostLine ? [hostLine] : []),
+      `Authorization: Bearer ${await token('fakture:read')}`,
+      'Content-Type: application/json',
+      `Content-Length: ${body.length}`,
+      'Connection: close',
+      '',
+      '',
+    ].join('\r\n');
+    const res = await exchange(listener.port, head, body);
+    // Node itself refuses a request without Host (HTTP/1.1 requires one) before any handler: nothing to tell then.
+    if (res.status === 400 && urls.length === 0) return;
+    expect(res.status).toBe(200);
+    expect(urls).toHaveLength(1);
+    expect(URL.canParse(urls[0]!)).toBe(true);
+  } finally {
+    listener.close();
+  }
+});
