@@ -27,6 +27,12 @@ describe('rewriteJson', () => {
     ],
     ['no id', '{"jsonrpc":"2.0","result":1}', '{"jsonrpc":"2.0","result":1}'],
     ['not an object', '"text"', '"text"'],
+    ['null', 'null', 'null'],
+    [
+      'a batch with null in it',
+      '[null,{"jsonrpc":"2.0","id":1,"result":1}]',
+      '[null,{"jsonrpc":"2.0","id":1,"result":"rewritten"}]',
+    ],
   ])('%s', (_name, text, expected) => {
     expect(rewriteJson(text, markOne)).toBe(expected);
   });
@@ -67,6 +73,21 @@ describe('createEventStreamRewriter', () => {
       'data: {"jsonrpc":"2.0","id":1,"result":{}}\r\r',
       'data: {"jsonrpc":"2.0","id":1,"result":"rewritten"}\r\r',
     ],
+    [
+      'data with no space after the colon, rewritten',
+      'data:{"jsonrpc":"2.0","id":1,"result":{}}\n\n',
+      'data: {"jsonrpc":"2.0","id":1,"result":"rewritten"}\n\n',
+    ],
+    [
+      'a bare data line is an empty line of data',
+      'data: {"jsonrpc":"2.0","id":1,\ndata\ndata: "result":{}}\n\n',
+      'data: {"jsonrpc":"2.0","id":1,"result":"rewritten"}\n\n',
+    ],
+    [
+      'only the one space after the colon is dropped',
+      'data:  {"jsonrpc":"2.0","id":1,"result":{}} \n\n',
+      'data: {"jsonrpc":"2.0","id":1,"result":"rewritten"}\n\n',
+    ],
     ['a comment (keep-alive) passes', ': keep-alive\n\n', ': keep-alive\n\n'],
     [
       'a notification passes',
@@ -81,11 +102,31 @@ describe('createEventStreamRewriter', () => {
 
   test('an event whose data is not JSON is refused', () => {
     expect(() => through(['data: {"jsonrpc"\n\n'])).toThrow(UnreadableAnswerError);
+    expect(() => through(['data: {"jsonrpc"\n\n'])).toThrow(
+      'The MCP server sent an event whose data is not JSON.',
+    );
+  });
+
+  test('a message that is not an answer is never handed to the rewrite', () => {
+    const seen: unknown[] = [];
+    const rewriter = createEventStreamRewriter((answer) => {
+      seen.push(answer);
+      return { ...answer, result: 'x' };
+    });
+    const stream = 'data: {"jsonrpc":"2.0","method":"n","id":3}\n\ndata: "text"\n\n';
+    expect(rewriter.push(stream) + rewriter.end()).toBe(stream);
+    expect(seen).toEqual([]);
+  });
+
+  test('its error is an UnreadableAnswerError by name', () => {
+    expect(new UnreadableAnswerError('x').name).toBe('UnreadableAnswerError');
   });
 
   test('however the stream is cut into chunks, the output is the same (a CR LF split between two chunks too)', () => {
     const stream =
       'event: message\r\ndata: {"jsonrpc":"2.0","id":2,"result":{}}\r\n\r\n' +
+      ': ping\r\r' +
+      'data: {"jsonrpc":"2.0","id":2,"result":[]}\r\r' +
       ': ping\n\n' +
       'event: message\ndata: {"jsonrpc":"2.0","id":1,"result":{"tools":[]}}\n\n';
     const whole = through([stream]);
