@@ -93,27 +93,6 @@ describe('the token endpoint (§5)', () => {
     },
   );
 
-  test('a machine client’s token is bound, and token.issued names the key', async () => {
-    const events: OAuthEvent[] = [];
-    server.close();
-    server = createTestServer({ onEvent: (event) => void events.push(event) });
-    const client = await server.oauth.registerOperatorClient({
-      name: 'Nightly export',
-      grantTypes: ['client_credentials'],
-      scope: ['fakture:read'],
-    });
-    const res = await request(server.app)
-      .post('/v1/oauth/token')
-      .type('form')
-      .auth(client.clientId, client.clientSecret!)
-      .set('DPoP', tokenProof())
-      .send({ grant_type: 'client_credentials' });
-    expect(res.body.token_type).toBe('DPoP');
-    expect(events.filter((event) => event.type === 'token.issued')).toEqual([
-      expect.objectContaining({ clientId: client.clientId, jkt: key.jkt }),
-    ]);
-  });
-
   test('a public client that sends a proof gets a bound access token and a refresh token bound to the key', async () => {
     const { tokens } = await boundTokens();
     expect(tokens.token_type).toBe('DPoP');
@@ -219,7 +198,10 @@ describe('the token endpoint (§5)', () => {
     expect(res.body.error).toBe('invalid_client_metadata');
   });
 
-  test('an operator client’s client_credentials token is bound too', async () => {
+  test('an operator client’s client_credentials token is bound too, and token.issued names the key', async () => {
+    const events: OAuthEvent[] = [];
+    server.close();
+    server = createTestServer({ onEvent: (event) => void events.push(event) });
     const machine = await server.oauth.registerOperatorClient({
       name: 'Nightly export',
       grantTypes: ['client_credentials'],
@@ -234,6 +216,9 @@ describe('the token endpoint (§5)', () => {
     expect(res.status).toBe(200);
     expect(res.body.token_type).toBe('DPoP');
     expect(claimsOf(res.body.access_token).cnf).toEqual({ jkt: key.jkt });
+    expect(events.filter((event) => event.type === 'token.issued')).toEqual([
+      expect.objectContaining({ clientId: machine.clientId, jkt: key.jkt }),
+    ]);
     expect(
       (await callResource(`DPoP ${res.body.access_token}`, resourceProof(res.body.access_token))).status,
     ).toBe(200);
