@@ -7,15 +7,10 @@
 // deadline for the whole exchange: the lookup, the TCP connection, the TLS handshake, the headers and the body.
 import { lookup as dnsLookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
-import {
-  connect as tlsConnect,
-  createSecureContext,
-  rootCertificates,
-  type SecureContext,
-  type TLSSocket,
-} from 'node:tls';
+import { connect as tlsConnect, type TLSSocket } from 'node:tls';
 import type { Agent, buildConnector } from 'undici';
 import { createFetchLimiter, DEFAULT_FETCH_LIMITS, type FetchLimits } from './fetch-limits';
+import { secureContextFor } from './secure-contexts';
 import { specialUseOf } from './special-addresses';
 
 // Loaded at the first fetch: a server that never fetches a document does not keep undici's code in its heap.
@@ -144,13 +139,6 @@ export function createSafeFetcher(options: SafeFetchOptions): SafeFetcher {
     return { address: chosen.address, family: isIP(chosen.address) };
   }
 
-  // One secure context for every fetch, made at the first one. Given `ca` instead, tls.connect built a context per
-  // connection, parsing every root certificate again: some 50-80 ms of blocking CPU per fetch, which anyone who
-  // sends client_id URLs could make the server spend.
-  let secureContext: SecureContext | undefined;
-  const sharedSecureContext = () =>
-    (secureContext ??= createSecureContext(options.ca ? { ca: [...rootCertificates, ...options.ca] } : {}));
-
   /**
    * A dispatcher for one fetch whose only socket goes to the address already checked (no lookup of its own). undici
    * does not close a socket still in its TLS handshake when the request is aborted or its dispatcher destroyed: it
@@ -170,7 +158,10 @@ export function createSafeFetcher(options: SafeFetchOptions): SafeFetcher {
         port: Number(port) || 443,
         servername,
         ALPNProtocols: ['http/1.1'],
-        secureContext: sharedSecureContext(),
+        // One context for every fetch (secure-contexts.ts). Given `ca` instead, tls.connect built a context per
+        // connection, parsing every root certificate again: some 50-80 ms of blocking CPU per fetch, which anyone
+        // who sends client_id URLs could make the server spend.
+        secureContext: secureContextFor(options.ca),
       });
       sockets.add(socket);
       // Answered once: an error after the handshake is undici's to handle on the socket it was given.

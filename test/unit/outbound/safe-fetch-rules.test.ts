@@ -13,6 +13,7 @@ import {
   systemResolveHost,
   type ResolveHost,
 } from '../../../lib/outbound/safe-fetch';
+import { secureContextFor } from '../../../lib/outbound/secure-contexts';
 import { resolveToLoopback, startDocumentServer, type DocumentServer } from '../../helpers/document-server';
 import { blockConnections, loopbackFetcher } from '../../helpers/loopback-fetcher';
 import { startSilentServer, type SilentServer } from '../../helpers/silent-server';
@@ -183,12 +184,14 @@ describe('safe fetch rules', () => {
 
     test('the authorities trusted are the system roots plus those configured, and only those', async () => {
       server.json('/roots.json', { ok: true });
-      const contexts = jest.spyOn(tls, 'createSecureContext');
+      // The context each connection gets is the one made for exactly those authorities (secure-contexts.test.ts
+      // shows what that one trusts: the roots plus `ca`).
+      const connects = jest.spyOn(tls, 'connect');
       await fetcher().getJson(server.url('/roots.json', 'claude.ai.test'), LIMITS);
-      expect(contexts).toHaveBeenCalledWith({ ca: [...tls.rootCertificates, testCa().caPem] });
-      contexts.mockClear();
+      expect(connects.mock.calls[0]![0]).toMatchObject({ secureContext: secureContextFor([testCa().caPem]) });
+      connects.mockClear();
       const error = await failure(fetcher({ ca: undefined }).getJson(server.url('/roots.json'), LIMITS));
-      expect(contexts).toHaveBeenCalledWith({});
+      expect(connects.mock.calls[0]![0]).toMatchObject({ secureContext: secureContextFor(undefined) });
       // The operator is told why: the socket's own error code and message.
       expect(error).toMatchObject({
         reason: 'network',
