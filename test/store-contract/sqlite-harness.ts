@@ -41,34 +41,58 @@ async function createSqliteHarness(clock: FakeClock, groupCommit: boolean): Prom
   };
 }
 
+// The racing workers, started at the first race of a test file and kept until closeRacers: starting eight threads,
+// each loading the store's code, for every race was most of the SQLite contract suite's time.
+let racers: Worker[] | undefined;
+
+/** Ends the racing workers (a test file's afterAll). */
+export async function closeRacers(): Promise<void> {
+  const running = racers ?? [];
+  racers = undefined;
+  await Promise.all(running.map((worker) => worker.terminate()));
+}
+
+/** Sends a worker its share of a race; resolves with its results in order, rejects if the worker fails. */
+function runShare(worker: Worker, race: Record<string, unknown>): Promise<unknown[]> {
+  return new Promise<unknown[]>((resolve, reject) => {
+    const done = (results: unknown[]) => {
+      worker.off('error', failed);
+      resolve(results);
+    };
+    const failed = (error: Error) => {
+      worker.off('message', done);
+      reject(error);
+    };
+    worker.once('message', done);
+    worker.once('error', failed);
+    worker.postMessage(race);
+  });
+}
+
 async function raceInWorkers(
   path: string,
   now: number,
   calls: StoreCall[],
   groupCommit: boolean,
 ): Promise<unknown[]> {
+  racers ??= Array.from(
+    { length: RACERS },
+    () => new Worker(join(__dirname, '../helpers/sqlite-race-worker.js')),
+  );
   // signal[0]: the starting gun; signal[1]: how many racers are ready.
   const signal = new Int32Array(new SharedArrayBuffer(8));
-  const shares = Array.from({ length: RACERS }, (_, racer) =>
-    calls.filter((_, index) => index % RACERS === racer),
-  );
-  const workers = shares.map(
-    (share) =>
-      new Worker(join(__dirname, '../helpers/sqlite-race-worker.js'), {
-        workerData: { path, now, calls: share, signal: signal.buffer, groupCommit },
-      }),
-  );
-  const finished = workers.map(
-    (worker) =>
-      new Promise<unknown[]>((resolve, reject) => {
-        worker.once('message', resolve);
-        worker.once('error', reject);
-      }),
+  const finished = racers.map((worker, racer) =>
+    runShare(worker, {
+      path,
+      now,
+      calls: calls.filter((_, index) => index % RACERS === racer),
+      signal: signal.buffer,
+      groupCommit,
+    }),
   );
   while (Atomics.load(signal, 1) < RACERS) await new Promise((resolve) => setTimeout(resolve, 5));
   Atomics.store(signal, 0, 1);
   Atomics.notify(signal, 0);
   const perWorker = await Promise.all(finished);
-  await Promise.all(workers.map((worker) => worker.terminate()));
   return calls.map((_, index) => perWorker[index % RACERS]![Math.floor(index / RACERS)]);
 }
