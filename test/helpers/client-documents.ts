@@ -1,23 +1,18 @@
 // Client ID Metadata Documents shaped like the ones real MCP clients publish (Claude Code, ChatGPT, VS Code), served
 // from the local document server, and the client assertions a private_key_jwt client signs.
-import { generateKeyPairSync, randomUUID, type KeyObject } from 'node:crypto';
+import { randomUUID, type KeyObject } from 'node:crypto';
 import jwt from 'jsonwebtoken';
 import type { DocumentServer } from './document-server';
 import { claudeCode } from '../clients/fixtures/claude-code';
+import { rsaKeyPair } from './rsa-keys';
 
 /**
- * RSA keys for the keyed clients, made as they are first needed and then handed out in turn: a 2048-bit RSA key
- * takes 100-300 ms to generate, which every ChatGPT client of a test file paid once or more. A client's next key
- * (rotate) always differs from its current one; tests that need a key no client has generate their own.
+ * RSA keys for the keyed clients, handed out in turn from three (rsa-keys.ts keeps them between runs). A client's
+ * next key (rotate) always differs from its current one; tests that need a key no client has take another name.
  */
-const RSA_KEYS: Array<{ privateKey: KeyObject; publicKey: KeyObject }> = [];
 const RSA_POOL_SIZE = 3;
 let rsaTurn = 0;
-function nextRsaKey() {
-  const index = rsaTurn++ % RSA_POOL_SIZE;
-  RSA_KEYS[index] ??= generateKeyPairSync('rsa', { modulusLength: 2048 });
-  return RSA_KEYS[index];
-}
+const nextRsaKey = () => rsaKeyPair(`keyed-client-${rsaTurn++ % RSA_POOL_SIZE}`);
 
 /** Where a document is served, and what a test changes in it. */
 export interface DocumentOptions {

@@ -21,6 +21,7 @@ import {
   type TestServer,
 } from '../helpers/oauth-app';
 import { testCa } from '../helpers/test-ca';
+import { rsaKeyPair } from '../helpers/rsa-keys';
 import type { OAuthRouterOptions } from '../../lib/options';
 
 const TOKEN_ENDPOINT = `${ISSUER}/v1/oauth/token`;
@@ -495,11 +496,7 @@ describe('Client ID Metadata Documents', () => {
     };
 
     test.each([
-      [
-        'signed by a foreign key',
-        () => sign({ key: generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey }),
-        /signature/,
-      ],
+      ['signed by a foreign key', () => sign({ key: rsaKeyPair('foreign-signer').privateKey }), /signature/],
       ['expired', () => sign({ now: server.clock.now() - 10 * MINUTE }), /expired/],
       ['living too long', () => sign({ lifetimeSeconds: 3600 }), /lives too long/],
       ['without exp', () => sign({ claims: { exp: undefined } }), /no exp/],
@@ -578,8 +575,8 @@ describe('Client ID Metadata Documents', () => {
   describe('private_key_jwt for a registered client (inline jwks)', () => {
     test.each([
       ['ES256', () => generateKeyPairSync('ec', { namedCurve: 'P-256' })],
-      ['PS256', () => generateKeyPairSync('rsa', { modulusLength: 2048 })],
-      ['RS256', () => generateKeyPairSync('rsa', { modulusLength: 2048 })],
+      ['PS256', () => rsaKeyPair('inline-jwks-ps256')],
+      ['RS256', () => rsaKeyPair('inline-jwks-rs256')],
     ] as const)(
       '%s assertions are accepted; a key of the wrong type for the alg is not',
       async (alg, makeKeys) => {

@@ -3,6 +3,7 @@
 // their JWKS fields apart from the key itself, so that each filter of the key selection is tested alone; the clock
 // is frozen in 2020, so a check that read the real time instead would fail.
 import { createSign, generateKeyPairSync, type KeyObject } from 'node:crypto';
+import { rsaKeyPair } from '../../helpers/rsa-keys';
 import jwt from 'jsonwebtoken';
 import {
   assertionSubject,
@@ -20,8 +21,8 @@ const TOKEN_ENDPOINT = 'https://as.example/token';
 const NOW = Date.UTC(2020, 0, 1, 12) + 500;
 const NOW_S = Math.floor(NOW / 1000);
 
-const rsa = generateKeyPairSync('rsa', { modulusLength: 2048 });
-const otherRsa = generateKeyPairSync('rsa', { modulusLength: 2048 });
+const rsa = rsaKeyPair('assertion-client');
+const otherRsa = rsaKeyPair('assertion-other');
 const ec = generateKeyPairSync('ec', { namedCurve: 'P-256' });
 
 const client = { clientId: CLIENT_ID } as ClientRecord;

@@ -2,7 +2,8 @@
 // send (a second method beside the registered one, a malformed or smuggled Basic header, a client_id that disagrees
 // with the credentials) and the answer that stops it. The context is a small fake: one client per method, keys given
 // directly, a clock frozen in 2020, a jti register that records what it is asked.
-import { createPublicKey, generateKeyPairSync } from 'node:crypto';
+import { createPublicKey } from 'node:crypto';
+import { rsaKeyPair } from '../../helpers/rsa-keys';
 import type { Request } from 'express';
 import jwt from 'jsonwebtoken';
 import type { OAuthContext } from '../../../lib/context';
@@ -20,7 +21,7 @@ const NOW_S = NOW / 1000;
 const SECRET = 'correct: secret';
 const BASIC_CHALLENGE = { 'WWW-Authenticate': 'Basic realm="oauth"' };
 
-const keyPair = generateKeyPairSync('rsa', { modulusLength: 2048 });
+const keyPair = rsaKeyPair('client-authentication');
 const KEY: VerificationKey = {
   kid: 'k1',
   kty: 'RSA',

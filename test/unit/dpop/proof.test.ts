@@ -2,6 +2,7 @@
 // forged or replayed is refused, named after the check of §4.3 that stops it. JWK thumbprints against RFC 7638's own
 // example.
 import { generateKeyPairSync, randomUUID, type KeyObject } from 'node:crypto';
+import { rsaKeyPair } from '../../helpers/rsa-keys';
 import jwt from 'jsonwebtoken';
 import {
   accessTokenHash,
@@ -17,8 +18,8 @@ const NOW = 1_800_000_000_000;
 const URL_ = 'https://api.example.com/v1/oauth/token';
 const ec = generateKeyPairSync('ec', { namedCurve: 'P-256' });
 const otherEc = generateKeyPairSync('ec', { namedCurve: 'P-256' });
-const rsa = generateKeyPairSync('rsa', { modulusLength: 2048 });
-const smallRsa = generateKeyPairSync('rsa', { modulusLength: 1024 });
+const rsa = rsaKeyPair('dpop-proof');
+const smallRsa = rsaKeyPair('dpop-proof-small', 1024);
 const publicJwk = (key: KeyObject) => key.export({ format: 'jwk' }) as Record<string, unknown>;
 
 interface ProofOptions {

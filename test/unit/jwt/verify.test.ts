@@ -1,6 +1,7 @@
 // The shared steps of every JWT verifier (lib/jwt/verify.ts), each on the inputs an attacker would try. The
 // verifiers' own rule tables (client assertions, ID-JAGs, DPoP proofs, access tokens) run them in place too.
 import { generateKeyPairSync } from 'node:crypto';
+import { rsaKeyPair } from '../../helpers/rsa-keys';
 import jwt from 'jsonwebtoken';
 import {
   decodeJwt,
@@ -138,7 +139,7 @@ describe('verifySignature', () => {
     else expect(call()).toMatchObject(claims);
   });
   test('an algorithm other than the one allowed is refused, even with the right key', () => {
-    const rsa = generateKeyPairSync('rsa', { modulusLength: 2048 });
+    const rsa = rsaKeyPair('jwt-verify');
     const token = jwt.sign({ iat }, rsa.privateKey, { algorithm: 'RS256' });
     expect(() => verifySignature(token, [rsa.publicKey], { alg: 'ES256', now: NOW })).toThrow(/algorithm/);
   });
