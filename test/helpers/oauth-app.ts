@@ -11,6 +11,7 @@ import { createSqliteStore, type SqliteStore } from '../../lib/store/sqlite';
 import type { OAuthStore } from '../../lib/store/types';
 import type { AuthenticatedRequest } from '../../lib/middleware/bearer';
 import { createFakeClock, type FakeClock } from './clock';
+import { inEditLoop } from './edit-loop';
 import { registerFastPath } from './fast-path';
 import { pkcePair } from './pkce';
 import { BUSINESS_SCOPES } from '../../example-app/scopes';
@@ -68,10 +69,33 @@ export function mountTestApp(
   return { app, oauth, signer };
 }
 
+/**
+ * The test app on a fresh SQLite store, in a temp file. In the edit loop (`npm run test:fast`, edit-loop.ts) the same
+ * store lives in memory instead: creating, writing and closing a file per test was an eighth of the HTTP tests'
+ * time, and `npm test` runs them all on a file. A test that reads the file itself (`dbPath`) fails there at once
+ * rather than finding no file and passing.
+ */
 export function createTestServer(options: Partial<OAuthRouterOptions> = {}): TestServer {
+  const clock = createFakeClock(Date.now());
+  if (inEditLoop) {
+    const store = createSqliteStore(':memory:', { now: clock.now });
+    const { app, oauth, signer } = mountTestApp(store, clock, options);
+    return {
+      app,
+      oauth,
+      store,
+      signer,
+      clock,
+      get dbPath(): string {
+        throw new Error(
+          'this test reads the database file: run it with npm test, not with TEST_SQLITE_IN_MEMORY',
+        );
+      },
+      close: () => store.close(),
+    };
+  }
   const dir = mkdtempSync(join(tmpdir(), 'mcp-oauth-app-'));
   const dbPath = join(dir, 'oauth.db');
-  const clock = createFakeClock(Date.now());
   const store = createSqliteStore(dbPath, { now: clock.now });
   const { app, oauth, signer } = mountTestApp(store, clock, options);
   return {

@@ -15,6 +15,7 @@ import {
   type TestServer,
 } from '../helpers/oauth-app';
 import { MINUTE } from '../helpers/clock';
+import { stallTest } from '../helpers/edit-loop';
 
 describe('GET /v1/oauth/authorize', () => {
   let server: TestServer;
@@ -481,28 +482,31 @@ describe('no lock-out: an owner is never held back by guesses from elsewhere', (
     }
   });
 
-  test('a guess spread over many addresses meets growing delays on the addresses that failed, not on new ones', async () => {
-    const server = setup({ signInSlowdown: { after: 3, maxDelayMs: 1000 } });
-    try {
-      const attempt = attemptFrom(server, await registerClient(server.app));
-      for (const from of ['192.0.2.1', '192.0.2.2', '192.0.2.3'])
-        expect((await attempt(from, 'guess')).status).toBe(401);
-      // Three failures for the account: a second try from an address that failed waits 250 ms, then 500 ms, ...
-      const second = await attempt('192.0.2.1', 'guess');
-      expect(second.status).toBe(401);
-      expect(second.ms).toBeGreaterThanOrEqual(240);
-      const third = await attempt('192.0.2.2', 'guess');
-      expect(third.ms).toBeGreaterThanOrEqual(490);
-      // ... while the owner, from an address that never failed, signs in at once.
-      const owner = await attempt('198.51.100.20', USER.password);
-      expect(owner.status).toBe(303);
-      expect(owner.ms).toBeLessThan(240);
-    } finally {
-      server.close();
-    }
-  });
+  stallTest(
+    'a guess spread over many addresses meets growing delays on the addresses that failed, not on new ones',
+    async () => {
+      const server = setup({ signInSlowdown: { after: 3, maxDelayMs: 1000 } });
+      try {
+        const attempt = attemptFrom(server, await registerClient(server.app));
+        for (const from of ['192.0.2.1', '192.0.2.2', '192.0.2.3'])
+          expect((await attempt(from, 'guess')).status).toBe(401);
+        // Three failures for the account: a second try from an address that failed waits 250 ms, then 500 ms, ...
+        const second = await attempt('192.0.2.1', 'guess');
+        expect(second.status).toBe(401);
+        expect(second.ms).toBeGreaterThanOrEqual(240);
+        const third = await attempt('192.0.2.2', 'guess');
+        expect(third.ms).toBeGreaterThanOrEqual(490);
+        // ... while the owner, from an address that never failed, signs in at once.
+        const owner = await attempt('198.51.100.20', USER.password);
+        expect(owner.status).toBe(303);
+        expect(owner.ms).toBeLessThan(240);
+      } finally {
+        server.close();
+      }
+    },
+  );
 
-  test('the delay stops growing at maxDelayMs', async () => {
+  stallTest('the delay stops growing at maxDelayMs', async () => {
     const server = setup({ signInSlowdown: { after: 1, maxDelayMs: 300 }, signInPerAccount: { limit: 50 } });
     try {
       const attempt = attemptFrom(server, await registerClient(server.app));

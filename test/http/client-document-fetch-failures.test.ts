@@ -13,6 +13,7 @@ import { startDocumentServer, type DocumentServer } from '../helpers/document-se
 import { authorizeQuery, ISSUER, createTestServer, type TestServer } from '../helpers/oauth-app';
 import { startSilentServer, type SilentServer } from '../helpers/silent-server';
 import { testCa } from '../helpers/test-ca';
+import { stallTest } from '../helpers/edit-loop';
 
 const DOCUMENT_FAILED = "The client's metadata document could not be fetched.";
 const KEYS_FAILED = "The client's key set (jwks_uri) could not be fetched.";
@@ -228,27 +229,30 @@ describe('a client document that cannot be fetched', () => {
   // The legitimate client's fetch waits behind them; its deadline used to run during that wait, so it got its slot
   // with almost nothing left, timed out, and that timeout was remembered: invalid_client for every user of the
   // client for 30 s, again and again. Its deadline now starts at its slot.
-  test('slot exhaustion: stalling URLs holding every slot cannot make a legitimate document fail', async () => {
-    start({ timeoutMs: 1000 });
-    const path = `/${unique()}.json`;
-    const victim = documents.url(path, 'claude.ai.test');
-    // It answers in 600 ms, well within a deadline of its own, not within what a stalled wait leaves of one.
-    documents.serve(path, {
-      delayMs: 600,
-      body: { client_id: victim, client_name: 'Victim', redirect_uris: ['https://app.example/cb'] },
-    });
-    const before = silent.sockets.length;
-    const stalls = Array.from({ length: 32 }, (_, i) =>
-      authorizePage(`https://stall${i % 8}.test:${silent.port}/${unique()}.json`).then((res) => res.status),
-    );
-    await silent.connections(before + 32);
-    const page = await authorizePage(victim);
-    expect(page.status).toBe(200);
-    expect(await Promise.all(stalls)).toEqual(Array(32).fill(401));
-    expect(failures().filter((event) => event.clientId === victim)).toEqual([]);
-    expect((await authorizePage(victim)).status).toBe(200);
-    expect(documents.hits(path)).toBe(1);
-  });
+  stallTest(
+    'slot exhaustion: stalling URLs holding every slot cannot make a legitimate document fail',
+    async () => {
+      start({ timeoutMs: 1000 });
+      const path = `/${unique()}.json`;
+      const victim = documents.url(path, 'claude.ai.test');
+      // It answers in 600 ms, well within a deadline of its own, not within what a stalled wait leaves of one.
+      documents.serve(path, {
+        delayMs: 600,
+        body: { client_id: victim, client_name: 'Victim', redirect_uris: ['https://app.example/cb'] },
+      });
+      const before = silent.sockets.length;
+      const stalls = Array.from({ length: 32 }, (_, i) =>
+        authorizePage(`https://stall${i % 8}.test:${silent.port}/${unique()}.json`).then((res) => res.status),
+      );
+      await silent.connections(before + 32);
+      const page = await authorizePage(victim);
+      expect(page.status).toBe(200);
+      expect(await Promise.all(stalls)).toEqual(Array(32).fill(401));
+      expect(failures().filter((event) => event.clientId === victim)).toEqual([]);
+      expect((await authorizePage(victim)).status).toBe(200);
+      expect(documents.hits(path)).toBe(1);
+    },
+  );
 
   test('fetch amplification: a failing URL is fetched once per 30 s, however many requests name it', async () => {
     start();

@@ -9,6 +9,7 @@ import { createServerPool, PoolBusyError } from '../../lib/mcp/server-pool';
 import { createTestServer, obtainTokens, type TestServer } from '../helpers/oauth-app';
 import { exchange, listenOnLoopback, stall } from '../helpers/raw-http';
 import { gate, type Gate } from '../helpers/gate';
+import { stallTest } from '../helpers/edit-loop';
 
 let oauth: TestServer;
 let reader: string;
@@ -259,27 +260,30 @@ describe('what one request could do to the next: ids and tasks', () => {
 });
 
 describe('bodies that never finish and a full pool', () => {
-  test('32 requests whose bodies never finish hold no server: a tool call is answered at once, they get 408', async () => {
-    const host = await listen({ maxServers: 2, bodyTimeoutMs: 1500 });
-    try {
-      const stalled = Array.from({ length: 32 }, () =>
-        stall(host.port, head(writer, 'application/json', 500), '{"jsonrpc":"2.0",'),
-      );
-      const started = Date.now();
-      const ping = await send(host.port, reader, rpc('tools/call', { name: 'get_profile' }));
-      expect(ping.status).toBe(200);
-      // Far below the body timeout: nothing waited for the stalled bodies.
-      expect(Date.now() - started).toBeLessThan(1000);
-      for (const { answer } of stalled) {
-        const res = await answer;
-        expect(res.status).toBe(408);
-        expect(res.headers).toMatch(/^connection: close$/im);
-        expect(JSON.parse(res.body).error.code).toBe(-32000);
+  stallTest(
+    '32 requests whose bodies never finish hold no server: a tool call is answered at once, they get 408',
+    async () => {
+      const host = await listen({ maxServers: 2, bodyTimeoutMs: 1500 });
+      try {
+        const stalled = Array.from({ length: 32 }, () =>
+          stall(host.port, head(writer, 'application/json', 500), '{"jsonrpc":"2.0",'),
+        );
+        const started = Date.now();
+        const ping = await send(host.port, reader, rpc('tools/call', { name: 'get_profile' }));
+        expect(ping.status).toBe(200);
+        // Far below the body timeout: nothing waited for the stalled bodies.
+        expect(Date.now() - started).toBeLessThan(1000);
+        for (const { answer } of stalled) {
+          const res = await answer;
+          expect(res.status).toBe(408);
+          expect(res.headers).toMatch(/^connection: close$/im);
+          expect(JSON.parse(res.body).error.code).toBe(-32000);
+        }
+      } finally {
+        host.close();
       }
-    } finally {
-      host.close();
-    }
-  });
+    },
+  );
 
   test.each([
     ['declared', 2048],

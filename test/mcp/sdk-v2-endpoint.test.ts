@@ -14,6 +14,7 @@ import { createMcpEndpoint, type McpEndpointOptions } from '../../lib/mcp';
 import type { BearerAuth } from '../../lib/middleware/bearer';
 import { createTestServer, ISSUER, obtainTokens, type TestServer } from '../helpers/oauth-app';
 import { listenOnLoopback, stall, exchange } from '../helpers/raw-http';
+import { stallTest } from '../helpers/edit-loop';
 
 const TOOL_SCOPES = { list_invoices: ['fakture:read'], delete_invoice: ['fakture:write', 'fakture:read'] };
 const METADATA = `resource_metadata="${ISSUER}/.well-known/oauth-protected-resource/mcp"`;
@@ -293,52 +294,55 @@ test('a client that goes away aborts the request the SDK was handed', async () =
   }
 });
 
-test('32 requests whose bodies never finish build no server; a tool call is answered at once, they get 408', async () => {
-  const app = express();
-  app.post(
-    '/mcp',
-    oauth.oauth.requireBearer(),
-    createMcpEndpoint({ handler: createMcpHandler(factory), toolScopes: TOOL_SCOPES, bodyTimeoutMs: 1500 }),
-  );
-  const host = await listenOnLoopback(app);
-  try {
-    const accessToken = await token('fakture:read');
-    const head = (length: number) =>
-      [
-        'POST /mcp HTTP/1.1',
-        'Host: 127.0.0.1',
-        `Authorization: Bearer ${accessToken}`,
-        'Accept: application/json, text/event-stream',
-        'MCP-Protocol-Version: 2025-11-25',
-        'Content-Type: application/json',
-        `Content-Length: ${length}`,
-        'Connection: close',
-        '',
-        '',
-      ].join('\r\n');
-    const stalled = Array.from({ length: 32 }, () => stall(host.port, head(500), '{"jsonrpc":"2.0",'));
-    const started = Date.now();
-    const body = JSON.stringify({
-      jsonrpc: '2.0',
-      id: 1,
-      method: 'tools/call',
-      params: { name: 'list_invoices', arguments: {} },
-    });
-    const call = await exchange(host.port, head(body.length), body);
-    expect(call.status).toBe(200);
-    expect(Date.now() - started).toBeLessThan(1000);
-    expect(built).toBe(1);
-    for (const { answer } of stalled) {
-      const res = await answer;
-      expect(res.status).toBe(408);
-      expect(res.headers).toMatch(/^connection: close$/im);
+stallTest(
+  '32 requests whose bodies never finish build no server; a tool call is answered at once, they get 408',
+  async () => {
+    const app = express();
+    app.post(
+      '/mcp',
+      oauth.oauth.requireBearer(),
+      createMcpEndpoint({ handler: createMcpHandler(factory), toolScopes: TOOL_SCOPES, bodyTimeoutMs: 1500 }),
+    );
+    const host = await listenOnLoopback(app);
+    try {
+      const accessToken = await token('fakture:read');
+      const head = (length: number) =>
+        [
+          'POST /mcp HTTP/1.1',
+          'Host: 127.0.0.1',
+          `Authorization: Bearer ${accessToken}`,
+          'Accept: application/json, text/event-stream',
+          'MCP-Protocol-Version: 2025-11-25',
+          'Content-Type: application/json',
+          `Content-Length: ${length}`,
+          'Connection: close',
+          '',
+          '',
+        ].join('\r\n');
+      const stalled = Array.from({ length: 32 }, () => stall(host.port, head(500), '{"jsonrpc":"2.0",'));
+      const started = Date.now();
+      const body = JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'tools/call',
+        params: { name: 'list_invoices', arguments: {} },
+      });
+      const call = await exchange(host.port, head(body.length), body);
+      expect(call.status).toBe(200);
+      expect(Date.now() - started).toBeLessThan(1000);
+      expect(built).toBe(1);
+      for (const { answer } of stalled) {
+        const res = await answer;
+        expect(res.status).toBe(408);
+        expect(res.headers).toMatch(/^connection: close$/im);
+      }
+      expect(built).toBe(1);
+      expect(ran).toEqual(['list_invoices']);
+    } finally {
+      host.close();
     }
-    expect(built).toBe(1);
-    expect(ran).toEqual(['list_invoices']);
-  } finally {
-    host.close();
-  }
-});
+  },
+);
 
 test.each([
   [{ handler: {} }, 'handler must be what createMcpHandler(factory) of @modelcontextprotocol/server returns'],

@@ -7,11 +7,7 @@
 //   repository, every `npm run X` names a script of package.json, and every environment variable named (`NAME` in
 //   backticks, NAME=value in a shell block) is one the code reads (the reference app's own for `npm start` and its
 //   commands);
-// - every ```ts and ```js block of those documents compiles against the package's source, in one TypeScript program.
-//   A block is a complete program unless the line before it is `<!-- fragment -->`: a fragment is part of a larger
-//   program, so the names it uses without declaring them are allowed, and every other error still fails. A block
-//   that copies a file of examples/ word for word is run instead, from the packed package, by
-//   test/package/pack.test.ts (the quick start: examples/minimal/server.mjs).
+// - and readme-code.test.ts: every ```ts and ```js block of those documents compiles against the package's source.
 import * as library from '../../lib';
 import * as check from '../../lib/check';
 import * as experimental from '../../lib/experimental';
@@ -23,7 +19,6 @@ import {
   CODE_DIRS,
   constantsDeclaredIn,
   documents,
-  exampleCopied,
   EXAMPLE_APP_DIRS,
   NODE_OWN,
   parse,
@@ -31,9 +26,7 @@ import {
   relativeLinks,
   brokenLink,
   variablesReadIn,
-  type CodeBlock,
 } from '../helpers/readme-docs';
-import { JAVASCRIPT, TYPESCRIPT, typeCheck } from '../helpers/readme-typecheck';
 
 const readme = read('README.md');
 const DOCS = documents();
@@ -119,39 +112,5 @@ describe.each(DOCS)('%s', (doc) => {
       }
     }
     expect(unknown).toEqual([]);
-  });
-});
-
-describe('code blocks that claim to run', () => {
-  const code = DOCS.flatMap((doc) => parse(doc).blocks).filter((block) =>
-    [...TYPESCRIPT, ...JAVASCRIPT].includes(block.lang),
-  );
-  const copies = code.flatMap((block) => {
-    const file = exampleCopied(block);
-    return file ? [[`${block.doc}:${block.line}`, file] as const] : [];
-  });
-  const blocks: CodeBlock[] = code.filter((block) => !exampleCopied(block));
-  let errors: Map<string, string[]>;
-
-  beforeAll(() => {
-    errors = typeCheck(blocks);
-  }, 60_000);
-
-  test('there are blocks, and some are complete programs', () => {
-    expect(blocks.length).toBeGreaterThan(5);
-    expect(blocks.filter((block) => !block.fragment).length).toBeGreaterThan(0);
-  });
-
-  test.each(copies)(
-    '%s copies %s, which test/package/pack.test.ts runs from the packed package',
-    (_, file) => {
-      expect(read('test/package/pack.test.ts')).toContain(`'${file}'`);
-    },
-  );
-
-  test.each(
-    blocks.map((block) => [`${block.doc}:${block.line}${block.fragment ? ' (fragment)' : ''}`, block]),
-  )('%s compiles against the package', (_name, block) => {
-    expect(errors.get(`${block.doc}:${block.line}`)).toEqual([]);
   });
 });

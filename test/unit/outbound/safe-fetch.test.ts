@@ -9,6 +9,7 @@ import { resolveToLoopback, startDocumentServer, type DocumentServer } from '../
 import { blockConnections, loopbackFetcher } from '../../helpers/loopback-fetcher';
 import { startSilentServer, type SilentServer } from '../../helpers/silent-server';
 import { testCa } from '../../helpers/test-ca';
+import { stallTest } from '../../helpers/edit-loop';
 
 const JSON_ONLY = { maxBytes: 5120, contentTypes: ['application/json'] };
 
@@ -239,34 +240,40 @@ describe('safe fetch', () => {
     // The attack: a stranger's stalling URLs hold every slot until their deadline; a legitimate document's fetch
     // that waited meanwhile used to get its slot with what was left of one deadline (milliseconds) and fail as
     // `timeout`, which is remembered against the legitimate URL. Its deadline now starts at its slot.
-    test('a fetch that waited for a slot gets the whole deadline from its slot on: stalls it waited behind cannot time it out', async () => {
-      const [stalled] = servers as [SilentServer];
-      // An answer that takes half the deadline: what was left of a deadline started before the wait is not enough.
-      server.serve('/late.json', { delayMs: 150, body: { ok: true } });
-      const fetch = fetcher({ timeoutMs: 300, limits: { perHost: 4, total: 1, maxWaiting: 8 } });
-      const holder = fail(fetch.getJson(`https://stalled.test:${stalled.port}/doc.json`, JSON_ONLY));
-      await stalled.connections(1);
-      const victim = fetch.getJson(server.url('/late.json', 'claude.ai.test'), JSON_ONLY);
-      expect(await holder).toBe('timeout');
-      await expect(victim).resolves.toMatchObject({ body: { ok: true } });
-    });
+    stallTest(
+      'a fetch that waited for a slot gets the whole deadline from its slot on: stalls it waited behind cannot time it out',
+      async () => {
+        const [stalled] = servers as [SilentServer];
+        // An answer that takes half the deadline: what was left of a deadline started before the wait is not enough.
+        server.serve('/late.json', { delayMs: 150, body: { ok: true } });
+        const fetch = fetcher({ timeoutMs: 300, limits: { perHost: 4, total: 1, maxWaiting: 8 } });
+        const holder = fail(fetch.getJson(`https://stalled.test:${stalled.port}/doc.json`, JSON_ONLY));
+        await stalled.connections(1);
+        const victim = fetch.getJson(server.url('/late.json', 'claude.ai.test'), JSON_ONLY);
+        expect(await holder).toBe('timeout');
+        await expect(victim).resolves.toMatchObject({ body: { ok: true } });
+      },
+    );
 
-    test('a fetch that gets no slot within its wait is busy (never a timeout, which would be remembered)', async () => {
-      const [stalled] = servers as [SilentServer];
-      server.json('/unreached.json', { ok: true });
-      const fetch = fetcher({ timeoutMs: 300, limits: { perHost: 4, total: 1, maxWaiting: 8 } });
-      const holder = fail(fetch.getJson(`https://stalled.test:${stalled.port}/a.json`, JSON_ONLY));
-      await stalled.connections(1);
-      // Next in line: it gets the holder's slot at the holder's deadline, and stalls for a deadline of its own.
-      const next = fail(fetch.getJson(`https://stalled.test:${stalled.port}/b.json`, JSON_ONLY));
-      const last = fetch.getJson(server.url('/unreached.json', 'claude.ai.test'), JSON_ONLY);
-      await expect(last).rejects.toMatchObject({
-        reason: 'busy',
-        message: 'no fetch slot for claude.ai.test came free within 300 ms',
-      });
-      expect(await Promise.all([holder, next])).toEqual(['timeout', 'timeout']);
-      expect(server.hits('/unreached.json')).toBe(0);
-    });
+    stallTest(
+      'a fetch that gets no slot within its wait is busy (never a timeout, which would be remembered)',
+      async () => {
+        const [stalled] = servers as [SilentServer];
+        server.json('/unreached.json', { ok: true });
+        const fetch = fetcher({ timeoutMs: 300, limits: { perHost: 4, total: 1, maxWaiting: 8 } });
+        const holder = fail(fetch.getJson(`https://stalled.test:${stalled.port}/a.json`, JSON_ONLY));
+        await stalled.connections(1);
+        // Next in line: it gets the holder's slot at the holder's deadline, and stalls for a deadline of its own.
+        const next = fail(fetch.getJson(`https://stalled.test:${stalled.port}/b.json`, JSON_ONLY));
+        const last = fetch.getJson(server.url('/unreached.json', 'claude.ai.test'), JSON_ONLY);
+        await expect(last).rejects.toMatchObject({
+          reason: 'busy',
+          message: 'no fetch slot for claude.ai.test came free within 300 ms',
+        });
+        expect(await Promise.all([holder, next])).toEqual(['timeout', 'timeout']);
+        expect(server.hits('/unreached.json')).toBe(0);
+      },
+    );
 
     test('the limit in all holds whatever the host; past the waiting line a fetch is refused at once', async () => {
       const [first, second, witness] = servers as [SilentServer, SilentServer, SilentServer];
