@@ -7,6 +7,7 @@ import { dirname, join } from 'node:path';
 
 // Seconds, on the two-core machine CI runs on, for a run after the first (the first also fills Jest's caches).
 const BUDGET_SECONDS = 60;
+const FIRST_RUN_SECONDS = 90;
 
 // jest's package exports no bin path: its bin is found beside its package.json.
 const jest = join(dirname(createRequire(import.meta.url).resolve('jest/package.json')), 'bin/jest.js');
@@ -17,6 +18,9 @@ const run = spawnSync(process.execPath, [jest, '-c', 'jest.fast.config.js', ...p
   env: { ...process.env, NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --experimental-vm-modules`.trim() },
 });
 const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-const verdict = seconds <= BUDGET_SECONDS ? 'within' : 'OVER';
-console.log(`\ntest:fast took ${seconds.toFixed(1)} s: ${verdict} its budget of ${BUDGET_SECONDS} s.`);
+const verdict =
+  seconds <= BUDGET_SECONDS
+    ? `within its budget of ${BUDGET_SECONDS} s`
+    : `OVER its budget of ${BUDGET_SECONDS} s (${FIRST_RUN_SECONDS} s for a checkout's first run, which fills the caches)`;
+console.log(`\ntest:fast took ${seconds.toFixed(1)} s: ${verdict}.`);
 process.exit(run.status ?? 1);

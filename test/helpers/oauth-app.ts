@@ -69,6 +69,19 @@ export function mountTestApp(
   return { app, oauth, signer };
 }
 
+// The edit loop's stores start as copies of one database migrated once per test file: the schema's statements are
+// not run again for every test.
+let migrated: Buffer | undefined;
+function migratedCopy(): import('better-sqlite3').Database {
+  if (!migrated) {
+    const template = createSqliteStore(':memory:');
+    migrated = template.database.serialize();
+    template.close();
+  }
+  const Database = require('better-sqlite3') as typeof import('better-sqlite3');
+  return new Database(migrated);
+}
+
 /**
  * The test app on a fresh SQLite store, in a temp file. In the edit loop (`npm run test:fast`, edit-loop.ts) the same
  * store lives in memory instead: creating, writing and closing a file per test was an eighth of the HTTP tests'
@@ -78,7 +91,8 @@ export function mountTestApp(
 export function createTestServer(options: Partial<OAuthRouterOptions> = {}): TestServer {
   const clock = createFakeClock(Date.now());
   if (inEditLoop) {
-    const store = createSqliteStore(':memory:', { now: clock.now });
+    const database = migratedCopy();
+    const store = createSqliteStore(database, { now: clock.now });
     const { app, oauth, signer } = mountTestApp(store, clock, options);
     return {
       app,
@@ -87,11 +101,12 @@ export function createTestServer(options: Partial<OAuthRouterOptions> = {}): Tes
       signer,
       clock,
       get dbPath(): string {
-        throw new Error(
-          'this test reads the database file: run it with npm test, not with TEST_SQLITE_IN_MEMORY',
-        );
+        throw new Error('this test reads the database file: npm test runs it, npm run test:fast cannot');
       },
-      close: () => store.close(),
+      close: () => {
+        store.close();
+        database.close();
+      },
     };
   }
   const dir = mkdtempSync(join(tmpdir(), 'mcp-oauth-app-'));
