@@ -18,6 +18,18 @@ import { stallTest } from '../helpers/edit-loop';
 
 const TOOL_SCOPES = { list_invoices: ['fakture:read'], delete_invoice: ['fakture:write', 'fakture:read'] };
 const METADATA = `resource_metadata="${ISSUER}/.well-known/oauth-protected-resource/mcp"`;
+/** A raw `POST /mcp` head with the bearer token, a JSON body of `length` bytes, and the other header lines given. */
+const mcpHead = (accessToken: string, length: number, ...lines: string[]) =>
+  [
+    'POST /mcp HTTP/1.1',
+    'Host: 127.0.0.1',
+    `Authorization: Bearer ${accessToken}`,
+    ...lines,
+    'Content-Type: application/json',
+    `Content-Length: ${length}`,
+    '',
+    '',
+  ].join('\r\n');
 
 let oauth: TestServer;
 let ran: string[];
@@ -237,17 +249,12 @@ describe('an answer the endpoint cannot read where it must filter tools/list is 
     try {
       const accessToken = await token('fakture:read');
       const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' });
-      const head = [
-        'POST /mcp HTTP/1.1',
-        'Host: 127.0.0.1',
-        `Authorization: Bearer ${accessToken}`,
+      const head = mcpHead(
+        accessToken,
+        body.length,
         'Accept: application/json, text/event-stream',
-        'Content-Type: application/json',
-        `Content-Length: ${body.length}`,
         'Connection: close',
-        '',
-        '',
-      ].join('\r\n');
+      );
       const res = await exchange(listener.port, head, body);
       expect(res.headers + res.body).not.toMatch(/delete_invoice/);
     } finally {
@@ -271,19 +278,7 @@ test('a client that goes away aborts the request the SDK was handed', async () =
   try {
     const accessToken = await token('fakture:read');
     const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'whoami' } });
-    const { socket } = stall(
-      listener.port,
-      [
-        'POST /mcp HTTP/1.1',
-        'Host: 127.0.0.1',
-        `Authorization: Bearer ${accessToken}`,
-        'Content-Type: application/json',
-        `Content-Length: ${body.length}`,
-        '',
-        '',
-      ].join('\r\n'),
-      body,
-    );
+    const { socket } = stall(listener.port, mcpHead(accessToken, body.length), body);
     await inside;
     expect(signal!.aborted).toBe(false);
     socket.destroy();
@@ -307,18 +302,13 @@ stallTest(
     try {
       const accessToken = await token('fakture:read');
       const head = (length: number) =>
-        [
-          'POST /mcp HTTP/1.1',
-          'Host: 127.0.0.1',
-          `Authorization: Bearer ${accessToken}`,
+        mcpHead(
+          accessToken,
+          length,
           'Accept: application/json, text/event-stream',
           'MCP-Protocol-Version: 2025-11-25',
-          'Content-Type: application/json',
-          `Content-Length: ${length}`,
           'Connection: close',
-          '',
-          '',
-        ].join('\r\n');
+        );
       const stalled = Array.from({ length: 32 }, () => stall(host.port, head(500), '{"jsonrpc":"2.0",'));
       const started = Date.now();
       const body = JSON.stringify({
