@@ -4,12 +4,12 @@ import type { RequestListener } from 'node:http';
 import express, { type ErrorRequestHandler, type Express } from 'express';
 import { fastPath } from 'express-mcp-oauth/experimental';
 import {
-  type ClientMetadataDocumentOptions,
   createOAuthRouter,
   DEFAULT_PATHS,
   type IdJagClaims,
   type JwtSigner,
   type OAuthRouter,
+  type OAuthRouterOptions,
   type OAuthStore,
   type UpstreamIdentity,
 } from 'express-mcp-oauth';
@@ -61,7 +61,7 @@ export interface ExampleApp {
 
 /** What a test may add to the environment's settings: a trusted test CA and a resolver for the document fetcher. */
 export interface ExampleAppExtras {
-  clientMetadataDocuments?: Omit<ClientMetadataDocumentOptions, 'allowLoopback'>;
+  clientMetadataDocuments?: Omit<NonNullable<OAuthRouterOptions['clientMetadataDocuments']>, 'allowLoopback'>;
   /** Where the JSON log lines go (default stdout): a test reads them. */
   logDestination?: DestinationStream;
   /**

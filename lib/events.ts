@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto';
 import type { Request } from 'express';
 
 /** What happened. */
-export type OAuthEventType =
+type OAuthEventType =
   | 'client.registered'
   | 'client.document_fetched'
   /**

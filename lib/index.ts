@@ -2,6 +2,11 @@
 // The other entry points: express-mcp-oauth/mcp (scope-gated MCP tools), /postgres (the PostgreSQL store), /store
 // (the storage contract's records), /pages (the pages' words and look), /check (the deployment check), /testing (the
 // store contract suite), /experimental (fastPath). Everything not exported by one of them is internal.
+//
+// What is named here: every function and class, the options object each takes and what it returns, the interfaces
+// a host implements or receives (stores, signers, users, events, callbacks' arguments). An option group nested in
+// another (the router's `dpop`, `upstream`, `rateLimits`, ...) is documented with its parent and reached through it,
+// as `OAuthRouterOptions['dpop']`: naming each of them here doubled the list without letting anyone do more.
 
 // ---------------------------------------------------------------------------------------------------------------
 // The router: every OAuth endpoint, mounted on one Express router (lib/router/)
@@ -11,16 +16,8 @@
 export { createOAuthRouter } from './router';
 /** The router and what it carries: requireBearer, wellKnown, revokeGrant, info, signInLimits. */
 export type { OAuthRouter, OAuthServerInfo } from './router';
-/** The router's options, the user the host app signs in, lifetimes, rate limits and a rate-limit store. */
-export type {
-  BearerCacheOptions,
-  LifetimeOptions,
-  OAuthEndpoints,
-  OAuthRouterOptions,
-  OAuthUser,
-  RateLimitOptions,
-  RateLimitStore,
-} from './options';
+/** The router's options, the user the host app signs in, and a store for the rate limits' counters. */
+export type { OAuthRouterOptions, OAuthUser, RateLimitStore } from './options';
 /**
  * Registers a client on the operator's word (a machine client of the client_credentials grant); the router's
  * registerOperatorClient does the same with its own store and scopes.
@@ -32,40 +29,25 @@ export type { OperatorClient, OperatorClientOptions, OperatorGrantType } from '.
  * The trusted enterprise IdPs of the jwt-bearer grant (the `enterpriseIdps` option), each with the email domains it
  * speaks for, the ID-JAG claims findLinkedUser and findUser read, and the user they return.
  */
-export type { EnterpriseIdp, EnterpriseIdpOptions, IdJagClaims, IdJagUser } from './id-jag/options';
+export type { EnterpriseIdp, IdJagClaims, IdJagUser } from './id-jag/options';
 /**
  * The one form in which to compare email addresses (NFKC, lower case), or undefined for one that names no account:
  * what findUser of the jwt-bearer grant and of upstream sign-in should match on both sides.
  */
 export { emailKey } from './util/email';
 /**
- * Sign-in through upstream providers (the `upstream` option): each provider, who signed in as findUser sees it, and
- * what a plain OAuth 2 provider's identity reader is given.
+ * Sign-in through upstream providers (the `upstream` option): who signed in, as findUser sees it, and what a plain
+ * OAuth 2 provider's identity reader is given.
  */
-export type {
-  UpstreamIdentity,
-  UpstreamIdentityContext,
-  UpstreamOptions,
-  UpstreamProviderOptions,
-} from './upstream/options';
+export type { UpstreamIdentity, UpstreamIdentityContext } from './upstream/options';
 /** A user's fresh upstream access token, as router.upstreamToken gives it to a tool. */
 export type { UpstreamToken } from './upstream/tokens';
-/** DPoP-bound tokens (RFC 9449; the `dpop` option): on by default, with an optional server nonce. */
-export type { DpopOptions } from './dpop/options';
-/** How a refresh token presented again after its first use is answered (the `refreshTokenReuse` option). */
-export type { RefreshTokenReuseOptions } from './grants/reuse-options';
-/** One rate limit's settings and the names of the limits. */
-export type { LimitOptions, RateLimitName, SlowdownOptions } from './rate-limit-options';
+/** The names of the rate limits, as a RateLimitStore factory is given them. */
+export type { RateLimitName } from './rate-limit-options';
 /** A scope catalogue: each scope with the plain words the consent page shows. */
 export type { ScopeCatalogue } from './util/scopes';
-/** Where each endpoint lives below the issuer (the `paths` option), and the defaults. */
-export type { EndpointPaths } from './paths';
+/** Where each endpoint lives below the issuer by default (the `paths` option changes them). */
 export { DEFAULT_PATHS } from './paths';
-/**
- * The languages of the built-in pages (the `pages` option). Their words, the language negotiation and the
- * stylesheet are in express-mcp-oauth/pages.
- */
-export type { PageOptions } from './i18n/options';
 
 // ---------------------------------------------------------------------------------------------------------------
 // The bearer check of the tool server (lib/middleware/bearer.ts)
@@ -83,13 +65,6 @@ export { refuseBearer } from './middleware/bearer-refusal';
 export type { DpopChallengeOptions } from './middleware/bearer-refusal';
 
 // ---------------------------------------------------------------------------------------------------------------
-// Clients that identify themselves by URL: Client ID Metadata Documents (lib/cimd/)
-// ---------------------------------------------------------------------------------------------------------------
-
-/** Options of Client ID Metadata Documents and of the SSRF-safe fetcher (documents and jwks_uri). */
-export type { ClientMetadataDocumentOptions } from './cimd/options';
-
-// ---------------------------------------------------------------------------------------------------------------
 // Access tokens: signers and keys (lib/crypto/, lib/keys/)
 // ---------------------------------------------------------------------------------------------------------------
 
@@ -102,12 +77,12 @@ export type { AccessTokenClaims, AccessTokenInput, JwtSigner, JwtSignerOptions }
  * (next, current, retired), sealed at rest with an encryption key.
  */
 export { createKeySetSigner } from './keys/key-set-signer';
-/** The key-set signer, its options and what it reports of each key. */
-export type { KeySetEntry, KeySetSigner, KeySetSignerOptions } from './keys/key-set-signer';
+/** The key-set signer and its options. */
+export type { KeySetSigner, KeySetSignerOptions } from './keys/key-set-signer';
 /** Generates a signing key pair (EC P-256 for ES256, RSA 2048 for RS256) and returns its private KeyObject. */
 export { generateSigningKey } from './crypto/keys';
-/** A signing key as the signer accepts it, the supported algorithms, and a published public key. */
-export type { PublicJwk, SigningAlgorithm, SigningKeyInput } from './crypto/keys';
+/** The supported algorithms, and a published public key. */
+export type { PublicJwk, SigningAlgorithm } from './crypto/keys';
 
 // ---------------------------------------------------------------------------------------------------------------
 // Stores: the storage contract and its implementations (lib/store/)
@@ -141,8 +116,7 @@ export { isStoreUnavailable } from './store/unavailable';
 
 /** The OAuth error class and a type guard for it. */
 export { OAuthError, isOAuthError } from './errors';
-/** The closed set of OAuth error codes, what an OAuthError may carry, and the HTTP status of each code. */
+/** The closed set of OAuth error codes, and what an OAuthError may carry (its status follows from its code). */
 export type { OAuthErrorCode, OAuthErrorOptions } from './errors';
-export { OAUTH_ERROR_STATUS } from './errors';
-/** An audit event as onEvent receives it, its types, and who may end a grant. */
-export type { OAuthEvent, OAuthEventType, RevokedBy } from './events';
+/** An audit event as onEvent receives it (its `type` tells which). */
+export type { OAuthEvent } from './events';

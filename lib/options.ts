@@ -203,7 +203,7 @@ export interface OAuthConfig {
   dpop: DpopConfig | undefined;
 }
 
-export type { RateLimitOptions, Store as RateLimitStore };
+export type { Store as RateLimitStore };
 
 const LOOPBACK = new Set(['localhost', '127.0.0.1', '[::1]']);
 

@@ -2,14 +2,14 @@
 import type { Store } from 'express-rate-limit';
 
 /** The per-account slowdown of sign-ins (see signInSlowdown). */
-export interface SlowdownOptions {
+interface SlowdownOptions {
   after?: number;
   windowMs?: number;
   maxDelayMs?: number;
 }
 
 /** One limit: how many requests per window, per client IP (or per account and IP, for signInPerAccount). */
-export interface LimitOptions {
+interface LimitOptions {
   limit?: number;
   /** Milliseconds. Default 15 minutes. */
   windowMs?: number;

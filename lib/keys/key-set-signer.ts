@@ -37,7 +37,7 @@ export interface KeySetSignerOptions {
 }
 
 /** A key of the set as operators see it: no private part. */
-export interface KeySetEntry {
+interface KeySetEntry {
   kid: string;
   state: SigningKeyState;
   createdAt: number;

@@ -27,7 +27,7 @@ export interface UpstreamIdentityContext {
 }
 
 /** One upstream provider. Give `issuer` for OpenID Connect, or the endpoints for a plain OAuth 2 provider. */
-export interface UpstreamProviderOptions {
+interface UpstreamProviderOptions {
   /** A short id, `[a-z0-9-]`, unique: it names the provider in forms, events, identities and stored tokens. */
   id: string;
   /** The provider's name as people know it: the sign-in page offers "Continue with <name>". */
