@@ -1,7 +1,7 @@
 // The order test files start in. With two workers the run ends when the last long file ends, so the longest go first
 // (the classic longest-first rule). Jest's own sequencer does that from the durations it cached
 // on an earlier run; on a fresh clone it has none and goes by file size, which would start the store contract (a
-// 500-byte file, half a minute of racing workers) last. So files this list names count as long as measured here,
+// 500-byte file of racing workers) last. So files this list names count as long as measured here,
 // until Jest has timed them itself; failed files still go first.
 const Sequencer = require('@jest/test-sequencer').default;
 const { relative } = require('node:path');
@@ -9,7 +9,7 @@ const { relative } = require('node:path');
 /** Seconds each took alone on the two-core CI machine (2026-11, under other load): the slow tail of `npm test`. */
 const MEASURED_SECONDS = {
   'test/conformance/server-scenarios.test.ts': 60,
-  'test/store-contract/sqlite.test.ts': 28,
+  'test/store-contract/sqlite.test.ts': 5,
   'test/example-app/upstream-sign-in.test.ts': 30,
   'test/flows/upstream-example.test.ts': 25,
   'test/example-app/processes.test.ts': 21,

@@ -7,7 +7,7 @@
 // deadline for the whole exchange: the lookup, the TCP connection, the TLS handshake, the headers and the body.
 import { lookup as dnsLookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
-import { connect as tlsConnect, type TLSSocket } from 'node:tls';
+import { connect as tlsConnect, type SecureContext, type TLSSocket } from 'node:tls';
 import type { Agent, buildConnector } from 'undici';
 import { createFetchLimiter, DEFAULT_FETCH_LIMITS, type FetchLimits } from './fetch-limits';
 import { secureContextFor } from './secure-contexts';
@@ -139,6 +139,12 @@ export function createSafeFetcher(options: SafeFetchOptions): SafeFetcher {
     return { address: chosen.address, family: isIP(chosen.address) };
   }
 
+  // One context for every fetch, taken at the first one and kept (secure-contexts.ts shares it between fetchers). Given
+  // `ca` instead, tls.connect built a context per connection, parsing every root certificate again: some 50-80 ms of
+  // blocking CPU per fetch, which anyone who sends client_id URLs could make the server spend.
+  let context: SecureContext | undefined;
+  const secureContext = () => (context ??= secureContextFor(options.ca));
+
   /**
    * A dispatcher for one fetch whose only socket goes to the address already checked (no lookup of its own). undici
    * does not close a socket still in its TLS handshake when the request is aborted or its dispatcher destroyed: it
@@ -158,10 +164,7 @@ export function createSafeFetcher(options: SafeFetchOptions): SafeFetcher {
         port: Number(port) || 443,
         servername,
         ALPNProtocols: ['http/1.1'],
-        // One context for every fetch (secure-contexts.ts). Given `ca` instead, tls.connect built a context per
-        // connection, parsing every root certificate again: some 50-80 ms of blocking CPU per fetch, which anyone
-        // who sends client_id URLs could make the server spend.
-        secureContext: secureContextFor(options.ca),
+        secureContext: secureContext(),
       });
       sockets.add(socket);
       // Answered once: an error after the handshake is undici's to handle on the socket it was given.

@@ -94,20 +94,23 @@ export function createTestServer(options: Partial<OAuthRouterOptions> = {}): Tes
     const database = migratedCopy();
     const store = createSqliteStore(database, { now: clock.now });
     const { app, oauth, signer } = mountTestApp(store, clock, options);
-    return {
+    const server = {
       app,
       oauth,
       store,
       signer,
       clock,
-      get dbPath(): string {
-        throw new Error('this test reads the database file: npm test runs it, npm run test:fast cannot');
-      },
       close: () => {
         store.close();
         database.close();
       },
     };
+    // Not enumerable: a spread copy of the server (upstream-world.ts) leaves it out rather than throwing.
+    return Object.defineProperty(server, 'dbPath', {
+      get(): string {
+        throw new Error('this test reads the database file: npm test runs it, npm run test:fast cannot');
+      },
+    }) as TestServer;
   }
   const dir = mkdtempSync(join(tmpdir(), 'mcp-oauth-app-'));
   const dbPath = join(dir, 'oauth.db');

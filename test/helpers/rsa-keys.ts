@@ -23,11 +23,16 @@ export function rsaKeyPair(
     privateKey = createPrivateKey(readFileSync(file, 'utf8'));
   } catch {
     privateKey = generateKeyPairSync('rsa', { modulusLength }).privateKey;
-    // Written under a unique name, then renamed: two test files making the same key never read half a file.
-    mkdirSync(CACHE, { recursive: true });
+    // Written under a unique name, then renamed: two test files making the same key never read half a file. Where it
+    // cannot be written (a read-only node_modules) the key is made again next time.
     const partial = `${file}.${process.pid}`;
-    writeFileSync(partial, privateKey.export({ type: 'pkcs8', format: 'pem' }), { mode: 0o600 });
-    renameSync(partial, file);
+    try {
+      mkdirSync(CACHE, { recursive: true });
+      writeFileSync(partial, privateKey.export({ type: 'pkcs8', format: 'pem' }), { mode: 0o600 });
+      renameSync(partial, file);
+    } catch {
+      // Not kept.
+    }
   }
   pair = { privateKey, publicKey: createPublicKey(privateKey) };
   made.set(file, pair);

@@ -7,15 +7,18 @@ const path = require('node:path');
 const { parentPort, threadId } = require('node:worker_threads');
 
 // Load the library's TypeScript sources directly, so the race runs the code under test, not a build of it. Each
-// file's JavaScript is kept on disk under the hash of its source: a race starts eight workers, and sixteen races
-// each loading TypeScript (9 MB) and transpiling the store's imports again took 80 s of the edit loop's two cores.
-// TypeScript is loaded only when a source changed.
+// file's JavaScript is kept on disk under the hash of what made it (TypeScript's version, the options below, the
+// file's name and text): a race starts eight workers, and sixteen races each loading TypeScript (9 MB) and
+// transpiling the store's imports again took 80 s of the edit loop's two cores. TypeScript is loaded only when a
+// source changed; where the cache cannot be written (a read-only node_modules), each worker transpiles for itself.
 const CACHE = path.join(__dirname, '../../node_modules/.cache/sqlite-race-worker');
+const OPTIONS = { module: 'CommonJS', target: 'ES2022', esModuleInterop: true };
+const MADE_BY = `${require('typescript/package.json').version} ${JSON.stringify(OPTIONS)}`;
 let ts;
 require.extensions['.ts'] = (module, filename) => {
   const source = fs.readFileSync(filename, 'utf8');
-  const key = crypto.createHash('sha256').update(filename).update('\0').update(source).digest('hex');
-  const cached = path.join(CACHE, `${key}.js`);
+  const key = crypto.createHash('sha256').update(MADE_BY).update('\0').update(filename).update('\0');
+  const cached = path.join(CACHE, `${key.update(source).digest('hex')}.js`);
   let outputText;
   try {
     outputText = fs.readFileSync(cached, 'utf8');
@@ -23,17 +26,21 @@ require.extensions['.ts'] = (module, filename) => {
     ts ??= require('typescript');
     ({ outputText } = ts.transpileModule(source, {
       compilerOptions: {
-        module: ts.ModuleKind.CommonJS,
-        target: ts.ScriptTarget.ES2022,
-        esModuleInterop: true,
+        module: ts.ModuleKind[OPTIONS.module],
+        target: ts.ScriptTarget[OPTIONS.target],
+        esModuleInterop: OPTIONS.esModuleInterop,
       },
       fileName: filename,
     }));
     // Written under a unique name, then renamed: racing workers never read half a file.
-    fs.mkdirSync(CACHE, { recursive: true });
     const partial = `${cached}.${process.pid}.${threadId}`;
-    fs.writeFileSync(partial, outputText);
-    fs.renameSync(partial, cached);
+    try {
+      fs.mkdirSync(CACHE, { recursive: true });
+      fs.writeFileSync(partial, outputText);
+      fs.renameSync(partial, cached);
+    } catch {
+      // Not kept: the next worker transpiles again.
+    }
   }
   module._compile(outputText, filename);
 };

@@ -293,8 +293,9 @@ const CASES: Array<[string, HostParser, Mode]> = [
   ...MODES.map((mode): [string, HostParser, Mode] => ['fast path', 'none', mode]),
 ];
 
-// Each case its own seed (SEED plus its place in CASES): a mode's seven cases try seven different sets of framings
-// rather than the same set seven times, so a smaller run count (test:fast's) still reaches the served framings.
+// Each case its own seed (SEED plus its place in CASES): a mode's eleven cases try eleven different sets of framings
+// rather than the same set eleven times, so a smaller run count (test:fast's) still reaches the served framings. A
+// failing case names its base seed and its place: FRAMING_SEED=<base> replays it.
 const SEEDED = CASES.map(([name, parser, mode], index): [string, HostParser, Mode, number] => [
   name,
   parser,
@@ -302,7 +303,7 @@ const SEEDED = CASES.map(([name, parser, mode], index): [string, HostParser, Mod
   SEED + index,
 ]);
 
-describe.each(SEEDED)(`%s, host parser %s, %s (seed %d)`, (expressName, parser, mode, seed) => {
+describe.each(SEEDED)(`%s, host parser %s, %s (seed ${SEED} + %#)`, (expressName, parser, mode, seed) => {
   let host: { port: number; close(): void };
   beforeAll(async () => {
     host = await listen(expressName, parser, mode);

@@ -52,19 +52,30 @@ export async function closeRacers(): Promise<void> {
   await Promise.all(running.map((worker) => worker.terminate()));
 }
 
-/** Sends a worker its share of a race; resolves with its results in order, rejects if the worker fails. */
+/**
+ * Sends a worker its share of a race; resolves with its results in order, rejects if the worker fails or exits
+ * before answering.
+ */
 function runShare(worker: Worker, race: Record<string, unknown>): Promise<unknown[]> {
   return new Promise<unknown[]>((resolve, reject) => {
-    const done = (results: unknown[]) => {
+    const settle = () => {
+      worker.off('message', done);
       worker.off('error', failed);
+      worker.off('exit', exited);
+    };
+    const done = (results: unknown[]) => {
+      settle();
       resolve(results);
     };
     const failed = (error: Error) => {
-      worker.off('message', done);
+      settle();
       reject(error);
     };
+    const exited = (code: number) =>
+      failed(new Error(`a racing worker exited (code ${code}) before answering`));
     worker.once('message', done);
     worker.once('error', failed);
+    worker.once('exit', exited);
     worker.postMessage(race);
   });
 }
@@ -81,6 +92,7 @@ async function raceInWorkers(
   );
   // signal[0]: the starting gun; signal[1]: how many racers are ready.
   const signal = new Int32Array(new SharedArrayBuffer(8));
+  let failure: unknown;
   const finished = racers.map((worker, racer) =>
     runShare(worker, {
       path,
@@ -88,11 +100,24 @@ async function raceInWorkers(
       calls: calls.filter((_, index) => index % RACERS === racer),
       signal: signal.buffer,
       groupCommit,
+    }).catch((error: unknown) => {
+      failure ??= error;
+      throw error;
     }),
   );
-  while (Atomics.load(signal, 1) < RACERS) await new Promise((resolve) => setTimeout(resolve, 5));
-  Atomics.store(signal, 0, 1);
-  Atomics.notify(signal, 0);
-  const perWorker = await Promise.all(finished);
-  return calls.map((_, index) => perWorker[index % RACERS]![Math.floor(index / RACERS)]);
+  try {
+    // A worker that failed never reports ready: the wait ends with it, not never.
+    while (Atomics.load(signal, 1) < RACERS && failure === undefined) {
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+    Atomics.store(signal, 0, 1);
+    Atomics.notify(signal, 0);
+    const perWorker = await Promise.all(finished);
+    return calls.map((_, index) => perWorker[index % RACERS]![Math.floor(index / RACERS)]);
+  } catch (error) {
+    // The next race starts from new workers rather than posting to one that is gone.
+    await Promise.allSettled(finished);
+    await closeRacers();
+    throw error;
+  }
 }

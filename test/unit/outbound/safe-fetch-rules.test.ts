@@ -188,10 +188,14 @@ describe('safe fetch rules', () => {
       // shows what that one trusts: the roots plus `ca`).
       const connects = jest.spyOn(tls, 'connect');
       await fetcher().getJson(server.url('/roots.json', 'claude.ai.test'), LIMITS);
-      expect(connects.mock.calls[0]![0]).toMatchObject({ secureContext: secureContextFor([testCa().caPem]) });
+      expect((connects.mock.calls[0]![0] as tls.ConnectionOptions).secureContext).toBe(
+        secureContextFor([testCa().caPem]),
+      );
       connects.mockClear();
       const error = await failure(fetcher({ ca: undefined }).getJson(server.url('/roots.json'), LIMITS));
-      expect(connects.mock.calls[0]![0]).toMatchObject({ secureContext: secureContextFor(undefined) });
+      expect((connects.mock.calls[0]![0] as tls.ConnectionOptions).secureContext).toBe(
+        secureContextFor(undefined),
+      );
       // The operator is told why: the socket's own error code and message.
       expect(error).toMatchObject({
         reason: 'network',

@@ -324,6 +324,21 @@ describe('safe fetch', () => {
     expect([...used][0]).toBe(secureContextFor([testCa().caPem]));
   });
 
+  test('a fetcher keeps its context even when more sets of authorities than the process keeps come and go', async () => {
+    server.json('/kept.json', { ok: true });
+    const fetch = fetcher();
+    await fetch.getJson(server.url('/kept.json', 'claude.ai.test'), JSON_ONLY);
+    // Nine other sets through the process-wide cache, which keeps eight: this fetcher's set is no longer in it.
+    const { caPem } = testCa();
+    for (let extra = 1; extra <= 9; extra += 1)
+      secureContextFor(Array.from({ length: extra + 40 }, () => caPem));
+    const contexts = jest.spyOn(tls, 'createSecureContext');
+    const connects = jest.spyOn(tls, 'connect');
+    await fetch.getJson(server.url('/kept.json', 'claude.ai.test'), JSON_ONLY);
+    expect(contexts).not.toHaveBeenCalled();
+    expect(connects).toHaveBeenCalledTimes(1);
+  });
+
   test('a certificate from an authority nobody trusts is refused', async () => {
     server.json('/doc.json', { ok: true });
     await expect(fetcher({ ca: undefined }).getJson(server.url('/doc.json'), JSON_ONLY)).rejects.toThrow(
