@@ -51,9 +51,9 @@ const { createSqliteStore } = require('../../lib/store/sqlite.ts');
 // of its own to the race's database, ready, then every call at the starting gun.
 parentPort.on('message', ({ path, now, calls, signal: shared, groupCommit }) => {
   const store = createSqliteStore(path, { now: () => now, groupCommit });
+  // Ready, then blocked until the starting gun (signal[0]) fires: the message reaches the main thread meanwhile.
   const signal = new Int32Array(shared);
-  Atomics.add(signal, 1, 1);
-  Atomics.notify(signal, 1);
+  parentPort.postMessage({ ready: true });
   Atomics.wait(signal, 0, 0);
   // Every call is fired before any is awaited: with group commit, one worker's calls share a transaction too.
   const settled = calls.map(async ({ method, args }) => {
@@ -65,6 +65,6 @@ parentPort.on('message', ({ path, now, calls, signal: shared, groupCommit }) => 
   });
   Promise.all(settled).then((results) => {
     store.close();
-    parentPort.postMessage(results);
+    parentPort.postMessage({ results });
   });
 });

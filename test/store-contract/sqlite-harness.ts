@@ -53,31 +53,45 @@ export async function closeRacers(): Promise<void> {
 }
 
 /**
- * Sends a worker its share of a race; resolves with its results in order, rejects if the worker fails or exits
- * before answering.
+ * Sends a worker its share of a race: `ready` once its connection is open and it waits for the starting gun, `done`
+ * with its results in order. Both reject if the worker fails or exits first.
  */
-function runShare(worker: Worker, race: Record<string, unknown>): Promise<unknown[]> {
-  return new Promise<unknown[]>((resolve, reject) => {
+function runShare(
+  worker: Worker,
+  race: Record<string, unknown>,
+): { ready: Promise<void>; done: Promise<unknown[]> } {
+  let markReady!: () => void;
+  let failReady!: (error: Error) => void;
+  const ready = new Promise<void>((resolve, reject) => {
+    markReady = resolve;
+    failReady = reject;
+  });
+  const done = new Promise<unknown[]>((resolve, reject) => {
     const settle = () => {
-      worker.off('message', done);
+      worker.off('message', heard);
       worker.off('error', failed);
       worker.off('exit', exited);
     };
-    const done = (results: unknown[]) => {
+    const heard = (message: { ready?: true; results?: unknown[] }) => {
+      if (message.ready) return markReady();
       settle();
-      resolve(results);
+      resolve(message.results!);
     };
     const failed = (error: Error) => {
       settle();
+      failReady(error);
       reject(error);
     };
     const exited = (code: number) =>
       failed(new Error(`a racing worker exited (code ${code}) before answering`));
-    worker.once('message', done);
+    worker.on('message', heard);
     worker.once('error', failed);
     worker.once('exit', exited);
     worker.postMessage(race);
   });
+  // A failure is reported once, through `done`.
+  ready.catch(() => undefined);
+  return { ready, done };
 }
 
 async function raceInWorkers(
@@ -90,32 +104,30 @@ async function raceInWorkers(
     { length: RACERS },
     () => new Worker(join(__dirname, '../helpers/sqlite-race-worker.js')),
   );
-  // signal[0]: the starting gun; signal[1]: how many racers are ready.
-  const signal = new Int32Array(new SharedArrayBuffer(8));
-  let failure: unknown;
-  const finished = racers.map((worker, racer) =>
+  // signal[0]: the starting gun, fired once every racer has said it is ready.
+  const signal = new Int32Array(new SharedArrayBuffer(4));
+  const shares = racers.map((worker, racer) =>
     runShare(worker, {
       path,
       now,
       calls: calls.filter((_, index) => index % RACERS === racer),
       signal: signal.buffer,
       groupCommit,
-    }).catch((error: unknown) => {
-      failure ??= error;
-      throw error;
     }),
   );
+  const finished = shares.map((share) => share.done);
   try {
-    // A worker that failed never reports ready: the wait ends with it, not never.
-    while (Atomics.load(signal, 1) < RACERS && failure === undefined) {
-      await new Promise((resolve) => setTimeout(resolve, 5));
-    }
+    // Every racer ready, or the first failure: a worker that failed never says it is ready.
+    await Promise.race([Promise.all(shares.map((share) => share.ready)), Promise.all(finished)]);
     Atomics.store(signal, 0, 1);
     Atomics.notify(signal, 0);
     const perWorker = await Promise.all(finished);
     return calls.map((_, index) => perWorker[index % RACERS]![Math.floor(index / RACERS)]);
   } catch (error) {
-    // The next race starts from new workers rather than posting to one that is gone.
+    // The gun fires for any racer still waiting; the next race starts from new workers rather than posting to one
+    // that is gone.
+    Atomics.store(signal, 0, 1);
+    Atomics.notify(signal, 0);
     await Promise.allSettled(finished);
     await closeRacers();
     throw error;
