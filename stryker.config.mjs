@@ -50,6 +50,9 @@ export default {
     'lib/check/printable.ts',
     'lib/router/secret-warning.ts',
     'lib/i18n/*.ts',
+    'lib/token-exchange/*.ts',
+    'lib/workload/*.ts',
+    'lib/crypto/act.ts',
   ],
   testRunner: 'jest',
   // openid-client (upstream sign-in) is an ES module, imported dynamically: Jest needs the VM modules flag for it.

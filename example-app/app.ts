@@ -15,7 +15,9 @@ import {
 } from 'express-mcp-oauth';
 import { createAccountRoutes } from './account/routes';
 import { createAccountSession } from './account/session';
-import type { AppConfig } from './config';
+import { rendererResource, type AppConfig } from './config';
+import { createRendererClient } from './renderer/client';
+import { createRendererRoutes } from './renderer/routes';
 import type { AppDb } from './db/database';
 import { openAppDatabase } from './db/open';
 import { createSecretSealer, loadSecretKey } from './db/secret-key';
@@ -120,6 +122,7 @@ export async function createExampleApp(
     extras.now,
   );
   const resource = `${config.baseUrl}/mcp`;
+  const renderer = rendererResource(config.baseUrl);
   const purge = schedulePurge(
     store,
     config.purgeIntervalMs,
@@ -160,6 +163,19 @@ export async function createExampleApp(
           },
         }
       : {}),
+    // Token exchange (RFC 8693): clients registered for it trade a user's /mcp token for one of DOWNSTREAM_RESOURCES;
+    // the render_document tool trades it, in process, for the renderer's (documents only), which no client may ask
+    // for: the policy refuses it at the token endpoint, so the renderer's tokens come from this tool server alone.
+    tokenExchange: {
+      resources: [{ resource: renderer, scopes: ['dokument:read'] }, ...config.downstreamResources],
+      policy: (exchange) =>
+        exchange.client === undefined || exchange.resource !== renderer
+          ? true
+          : {
+              error: 'invalid_target',
+              description: 'Tokens for the document renderer are not exchanged here.',
+            },
+    },
     resourceServers: Object.fromEntries(config.resourceServerClients.map((id) => [id, [resource]])),
     onEvent: metrics
       ? (event) => {
@@ -203,8 +219,12 @@ export async function createExampleApp(
     allowedOrigins: config.allowedOrigins,
     baseUrl: config.baseUrl,
     serverName: config.serviceName,
+    services: {
+      renderDocument: createRendererClient({ oauth, resource: renderer, origin: internalOrigin(config) }),
+    },
   });
   app.use('/mcp', mcp.router);
+  app.use('/renderer', createRendererRoutes({ db, oauth, resource: renderer }));
   app.use(
     '/account',
     createAccountRoutes({
@@ -259,4 +279,15 @@ export async function createExampleApp(
       await new Promise<void>((resolve) => logger.flush(() => resolve()));
     },
   };
+}
+
+/**
+ * Where this instance reaches its own routes (the renderer): its public address when that is on this machine, else
+ * itself on loopback at PORT, rather than out through a load balancer and back.
+ */
+function internalOrigin(config: AppConfig): string {
+  const base = new URL(config.baseUrl);
+  return ['localhost', '127.0.0.1', '[::1]'].includes(base.hostname)
+    ? base.origin
+    : `http://127.0.0.1:${config.port}`;
 }

@@ -47,6 +47,11 @@ export interface AppConfig {
    */
   trustedIdps: EnterpriseIdp[];
   /**
+   * DOWNSTREAM_RESOURCES: the URLs of downstream APIs a client registered for token exchange may trade a user's
+   * token for (names only: the app never fetches them).
+   */
+  downstreamResources: string[];
+  /**
    * UPSTREAM_OIDC_ISSUER, UPSTREAM_CLIENT_ID, UPSTREAM_CLIENT_SECRET, UPSTREAM_NAME: sign-in through that OpenID
    * provider ("Continue with <name>"); undefined: off.
    */
@@ -198,8 +203,10 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     .map((id) => id.trim())
     .filter(Boolean);
   const trustedIdps = parseTrustedIdps(env.TRUSTED_IDPS, cimd === '1');
+  const downstreamResources = parseDownstreamResources(env.DOWNSTREAM_RESOURCES, baseUrl);
   return {
     port,
+    downstreamResources,
     upstreamOidc: parseUpstreamOidc(env),
     trustedIdps,
     keysRefreshMs: keysRefresh * 1000,
@@ -223,6 +230,42 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     accessTokenTtl: ttl,
     serviceName: env.SERVICE_NAME || 'Business Service',
   };
+}
+
+/** The app's own downstream API, which its render_document tool calls with an exchanged token. */
+export const rendererResource = (baseUrl: string) => `${baseUrl}/renderer`;
+
+/**
+ * DOWNSTREAM_RESOURCES: comma-separated absolute URLs (https, or http on a loopback host), no query or fragment;
+ * never this app's own /mcp or renderer, whose tokens an exchange must never make.
+ */
+export function parseDownstreamResources(value: string | undefined, baseUrl: string): string[] {
+  const resources: string[] = [];
+  for (const entry of (value ?? '')
+    .split(',')
+    .map((item) => item.trim())
+    .filter(Boolean)) {
+    const url = URL.canParse(entry) ? new URL(entry) : undefined;
+    // As the library has it: http only on these hosts' names, as written.
+    const loopback = url !== undefined && ['localhost', '127.0.0.1', '[::1]'].includes(url.hostname);
+    if (!url || !(url.protocol === 'https:' || (url.protocol === 'http:' && loopback)))
+      throw new ConfigError(
+        `DOWNSTREAM_RESOURCES holds "${entry}", which is not an https URL; list APIs like https://renderer.example.com.`,
+      );
+    if (url.search || url.hash || entry.includes('#') || entry.includes('?') || url.username || url.password)
+      throw new ConfigError(
+        `DOWNSTREAM_RESOURCES holds "${entry}": a resource has no query, fragment or credentials.`,
+      );
+    const normalised = url.href.replace(/\/+$/, '');
+    if (normalised === `${baseUrl}/mcp` || normalised === rendererResource(baseUrl))
+      throw new ConfigError(
+        `DOWNSTREAM_RESOURCES holds "${entry}", which is this app's own; list other services' APIs.`,
+      );
+    if (resources.includes(normalised))
+      throw new ConfigError(`DOWNSTREAM_RESOURCES lists "${entry}" twice: list each API once.`);
+    resources.push(normalised);
+  }
+  return resources;
 }
 
 /** The upstream OpenID provider of the UPSTREAM_* variables: the issuer and client id together, or none of them. */

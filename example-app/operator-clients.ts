@@ -1,7 +1,8 @@
 // Clients the operator registers (`npm run client:create`): the input checked once, each refusal an
 // OperatorClientInputError saying what to fix; a machine client's user found by email; the client registered through
 // the library's registerOperatorClient with that user's id kept in its metadata (ACTS_FOR_USER), which /mcp reads.
-// An enterprise app (the jwt-bearer grant) names no user: each ID-JAG it presents names one.
+// An enterprise app (the jwt-bearer grant) names no user: each ID-JAG it presents names one; nor does a service that
+// exchanges tokens (RFC 8693): each subject token it presents names one.
 import { emailKey, type OAuthStore, type OperatorGrantType, registerOperatorClient } from 'express-mcp-oauth';
 import type { ClientRecord } from 'express-mcp-oauth/store';
 import type { AppDb } from './db/database';
@@ -18,7 +19,7 @@ export class OperatorClientInputError extends Error {
 /** What the command line says, as given (strings, unparsed). */
 export interface OperatorClientInput {
   name?: string;
-  /** Comma-separated: client_credentials, authorization_code, refresh_token, and the jwt-bearer URN. */
+  /** Comma-separated: client_credentials, authorization_code, refresh_token, the jwt-bearer and token-exchange URNs. */
   grantTypes?: string;
   /** The email of the user a client_credentials client acts on. */
   user?: string;
@@ -44,11 +45,16 @@ export interface CreatedOperatorClient {
 /** RFC 7523 §2.1: an enterprise app's grant, with an ID-JAG from one of TRUSTED_IDPS. */
 export const JWT_BEARER_GRANT = 'urn:ietf:params:oauth:grant-type:jwt-bearer' satisfies OperatorGrantType;
 
+/** RFC 8693 §2.1: a service trading a user's access token for one of DOWNSTREAM_RESOURCES. */
+export const TOKEN_EXCHANGE_GRANT =
+  'urn:ietf:params:oauth:grant-type:token-exchange' satisfies OperatorGrantType;
+
 const GRANT_TYPES: readonly OperatorGrantType[] = [
   'client_credentials',
   'authorization_code',
   'refresh_token',
   JWT_BEARER_GRANT,
+  TOKEN_EXCHANGE_GRANT,
 ];
 const MAX_NAME = 200;
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
@@ -83,7 +89,8 @@ export function readOperatorClientInput(input: OperatorClientInput) {
   if (!machine && user !== undefined)
     refuse(
       '--user goes with client_credentials only: an authorization_code client acts for whoever signs in, ' +
-        'an enterprise app (jwt-bearer) for the user each ID-JAG names.',
+        'an enterprise app (jwt-bearer) for the user each ID-JAG names, a token-exchange client for the user of each ' +
+        'subject token.',
     );
   if (user !== undefined && (!EMAIL.test(user) || user.length > 254 || /[\u0000-\u001f\u007f]/.test(user)))
     refuse(`"${user}" is not a valid email address (--user).`);

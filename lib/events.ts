@@ -29,11 +29,19 @@ type OAuthEventType =
    */
   | 'token.issued'
   /**
+   * A token exchange (RFC 8693) issued a token for a downstream `resource`, acting as `actor` (the exchanging client,
+   * or the tool server through router.downstreamToken) for the subject token's user, under its grant.
+   */
+  | 'token.exchanged'
+  /**
    * A trusted enterprise IdP's metadata or keys could not be fetched, or were not valid: `reason` says which failure,
    * `detail` the whole story (the issuer, the URL, the error) that the client was not told.
    */
   | 'idp.fetch_failed'
-  /** The token endpoint refused a request: `reason` is the OAuth error code (invalid_grant, invalid_client, ...). */
+  /**
+   * The token endpoint, or router.downstreamToken, refused a request: `reason` is the OAuth error code (invalid_grant,
+   * invalid_client, ...).
+   */
   | 'token.refused'
   /**
    * A valid ID-JAG named no user it may name (answered invalid_grant): `reason` is `no_account` (no link and no user
@@ -41,6 +49,12 @@ type OAuthEventType =
    * speaks for) or `malformed_email`; `detail` names the IdP and its subject.
    */
   | 'id_jag.refused'
+  /**
+   * A workload's JWT (workloadIdentity, SEP-1933) was refused (answered invalid_grant): `reason` is `invalid_jwt`,
+   * `untrusted_issuer`, `no_rule` (no rule names its issuer and subject), `claims` (a claim the rule names differs),
+   * `client` (the rule's client is missing or unfit) or `replayed`; `detail` names the issuer and subject.
+   */
+  | 'workload.refused'
   /**
    * A used refresh token presented after its reuse window (`reason` `after_window`, with `firstUsedAt`), or a token
    * left behind by a branch (`superseded`): its grant is revoked (RFC 9700 §4.14.2).
@@ -78,7 +92,7 @@ export interface OAuthEvent {
    * code.replayed: `replay` or `pkce_mismatch`; sign_in.failed: `bad_credentials`, or through an upstream provider
    * `state_mismatch`, `replayed`, `upstream_error`, `upstream_unavailable`, `upstream_invalid`, `unverified_email`,
    * `no_account`; token.refused: the error code; id_jag.refused: `no_account`, `unverified_email`, `email_domain`,
-   * `malformed_email`;
+   * `malformed_email`; workload.refused: see there;
    * client.fetch_failed, idp.fetch_failed: the failure; refresh_token.reused: `after_window` or `superseded`.
    */
   reason?: string;
@@ -112,7 +126,12 @@ export interface OAuthEvent {
     | 'authorization_code'
     | 'refresh_token'
     | 'client_credentials'
-    | 'urn:ietf:params:oauth:grant-type:jwt-bearer';
+    | 'urn:ietf:params:oauth:grant-type:jwt-bearer'
+    | 'urn:ietf:params:oauth:grant-type:token-exchange';
+  /** token.exchanged: the downstream resource the token is for. */
+  resource?: string;
+  /** token.exchanged: who acts (the new token's act.sub). */
+  actor?: string;
   /**
    * client.fetch_failed, idp.fetch_failed, id_jag.refused, sign_in.failed through a provider: what went wrong, for the operator (the URL, the address its host
    * resolved to, the socket error or HTTP status); never sent to the caller, and never holds a secret.

@@ -42,6 +42,13 @@ export { emailKey } from './util/email';
 export type { UpstreamIdentity, UpstreamIdentityContext } from './upstream/options';
 /** A user's fresh upstream access token, as router.upstreamToken gives it to a tool. */
 export type { UpstreamToken } from './upstream/tokens';
+/** A downstream API's token for a tool's user, as router.downstreamToken gives it (RFC 8693, in process). */
+export type { DownstreamToken } from './token-exchange/downstream';
+/**
+ * Token exchange's policy hook (the `tokenExchange` option): what an exchange asks, as the hook sees it, and the
+ * refusal it may answer with.
+ */
+export type { TokenExchangeRefusal, TokenExchangeRequest } from './token-exchange/options';
 /** The names of the rate limits, as a RateLimitStore factory is given them. */
 export type { RateLimitName } from './rate-limit-options';
 /** A scope catalogue: each scope with the plain words the consent page shows. */

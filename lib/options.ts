@@ -23,6 +23,16 @@ import { parseEnterpriseIdps, type EnterpriseIdpConfig, type EnterpriseIdpOption
 import { parseDpopOptions, type DpopConfig, type DpopOptions } from './dpop/options';
 import { parsePageOptions, type PageOptions, type PagesConfig } from './i18n/options';
 import { parseUpstreamOptions, type UpstreamConfig, type UpstreamOptions } from './upstream/options';
+import {
+  parseTokenExchange,
+  type TokenExchangeConfig,
+  type TokenExchangeOptions,
+} from './token-exchange/options';
+import {
+  parseWorkloadIdentity,
+  type WorkloadIdentityConfig,
+  type WorkloadIdentityOptions,
+} from './workload/options';
 
 export interface BearerCacheOptions {
   /** How many verified tokens to remember (the oldest go first). 0 turns the token cache off. Default 10,000. */
@@ -142,6 +152,18 @@ export interface OAuthRouterOptions {
    */
   enterpriseIdps?: EnterpriseIdpOptions;
   /**
+   * Token exchange (RFC 8693): the downstream APIs a live access token of this server may be traded for, by a client
+   * the operator registered with the grant or by your tools (router.downstreamToken), and the policy that decides who
+   * may exchange what for whom. Default: none (the grant is off).
+   */
+  tokenExchange?: TokenExchangeOptions;
+  /**
+   * Workload Identity Federation (MCP's extension, SEP-1933, draft): the platforms whose workload JWTs (a Kubernetes
+   * service-account token, a cloud workload identity) the jwt-bearer grant accepts with no client secret, and the
+   * rules mapping each workload to the operator client it acts as. Default: none.
+   */
+  workloadIdentity?: WorkloadIdentityOptions;
+  /**
    * DPoP (RFC 9449): a client that sends a proof gets tokens bound to its key (`token_type: DPoP`), usable only
    * with a fresh proof from that key; clients that send none get bearer tokens as before. On by default (with a
    * store that keeps assertion ids); `{ requireNonce: true }` also asks token requests for a server nonce; false
@@ -199,6 +221,10 @@ export interface OAuthConfig {
   resourceServers: ReadonlyMap<string, ReadonlySet<string>>;
   /** The trusted ID-JAG issuers; undefined when none are configured or the store keeps no assertion ids. */
   enterpriseIdps: EnterpriseIdpConfig | undefined;
+  /** Token exchange's downstream resources and policy; undefined when the option is not given. */
+  tokenExchange: TokenExchangeConfig | undefined;
+  /** The trusted workload issuers and rules; undefined when none, or the store keeps no assertion ids. */
+  workloadIdentity: WorkloadIdentityConfig | undefined;
   /** DPoP's settings; undefined when it is off (by the option, or a store that keeps no assertion ids). */
   dpop: DpopConfig | undefined;
 }
@@ -330,6 +356,8 @@ export function parseOptions(options: OAuthRouterOptions): OAuthConfig {
       'cache.grantStatusMs must be a whole number of milliseconds from 0 (always ask the store) to 60,000.',
     );
   }
+  const scopeNames = new Set(Object.keys(scopes));
+  const tokenExchange = parseTokenExchange(options.tokenExchange, resources, scopeNames, fail);
 
   return {
     issuer,
@@ -345,7 +373,7 @@ export function parseOptions(options: OAuthRouterOptions): OAuthConfig {
     },
     resources,
     scopes: Object.freeze({ ...scopes }),
-    scopeNames: new Set(Object.keys(scopes)),
+    scopeNames,
     lifetimes: parsedLifetimes,
     refreshTokenReuse: parseRefreshTokenReuse(
       options.refreshTokenReuse,
@@ -372,8 +400,13 @@ export function parseOptions(options: OAuthRouterOptions): OAuthConfig {
     clientDocuments: parseClientDocumentOptions(options.clientMetadataDocuments, fail),
     authMethods: ['client_secret_basic', 'client_secret_post', 'private_key_jwt', 'none'],
     isTrustedClient: parseTrustedClients(options.trustedClients),
-    resourceServers: parseResourceServers(options.resourceServers, resources),
+    resourceServers: parseResourceServers(options.resourceServers, [
+      ...resources,
+      ...(tokenExchange ? tokenExchange.resources.keys() : []),
+    ]),
     enterpriseIdps: parseEnterpriseIdps(options.enterpriseIdps, fail),
+    tokenExchange,
+    workloadIdentity: parseWorkloadIdentity(options.workloadIdentity, issuer, scopeNames, fail),
     dpop: parseDpopOptions(options.dpop, secret, now, fail),
   };
 }
@@ -404,7 +437,8 @@ function parseResourceServers(
     const unknown = known.find((resource) => !resources.includes(resource));
     if (unknown !== undefined)
       fail(
-        `resourceServers["${clientId}"] names "${unknown}", which is not one of resources (${resources.join(', ')}).`,
+        `resourceServers["${clientId}"] names "${unknown}", which is neither one of resources nor a downstream ` +
+          `resource of tokenExchange (${resources.join(', ')}).`,
       );
     servers.set(clientId, new Set(known));
   }

@@ -1,6 +1,7 @@
 // npm run client:create -- --name N --grant-types G[,G...] [--user EMAIL] [--scope "S ..."] [--jwks-uri URL]
 // [--redirect-uri URI ...]: registers a client on the operator's word (a machine client, a browser client, or an
-// enterprise app with the grant type urn:ietf:params:oauth:grant-type:jwt-bearer), with the same environment as
+// enterprise app with the grant type urn:ietf:params:oauth:grant-type:jwt-bearer, a service that exchanges tokens with
+// urn:ietf:params:oauth:grant-type:token-exchange), with the same environment as
 // `npm start`, and prints it as one JSON object (the last line). Bad input: a one-line message on stderr and a
 // non-zero exit.
 import { parseArgs } from 'node:util';

@@ -9,7 +9,13 @@ import { createMcpHandler } from '@modelcontextprotocol/server';
 import { refuseMcp } from '../http/guards';
 import { actingUserId } from '../operator-clients';
 import { findUser, type AppUser } from '../users';
-import { createBusinessMcpServer, createBusinessMcpServerV2, TOOL_SCOPES, type CallerExtra } from './server';
+import {
+  createBusinessMcpServer,
+  createBusinessMcpServerV2,
+  TOOL_SCOPES,
+  type CallerExtra,
+  type ToolServices,
+} from './server';
 import { createUserCache } from './user-cache';
 
 export interface McpRoutesOptions {
@@ -24,6 +30,8 @@ export interface McpRoutesOptions {
   /** More origins that may (ALLOWED_ORIGINS). */
   allowedOrigins: string[];
   serverName?: string;
+  /** What tools reach beyond the database (the document renderer). */
+  services?: ToolServices;
 }
 
 /**
@@ -90,6 +98,7 @@ export function createMcpRoutes({
   baseUrl,
   allowedOrigins,
   serverName = 'business-service',
+  services = {},
 }: McpRoutesOptions): McpRoutes {
   const router = express.Router();
   const resourceMetadata = `${new URL(resource).origin}/.well-known/oauth-protected-resource${new URL(resource).pathname}`;
@@ -132,8 +141,10 @@ export function createMcpRoutes({
   // by the MCP SDK 2.x's own handler, a server per request; 2025-era requests, what most clients send today, by SDK
   // 1.x servers built once and pooled, at a fraction of the cost (docs/performance.md).
   const serve = createMcpEndpoint({
-    handler: createMcpHandler(() => createBusinessMcpServerV2(db, serverName), { legacy: 'reject' }),
-    createServer: () => createBusinessMcpServer(db, serverName),
+    handler: createMcpHandler(() => createBusinessMcpServerV2(db, serverName, services), {
+      legacy: 'reject',
+    }),
+    createServer: () => createBusinessMcpServer(db, serverName, undefined, services),
     toolScopes: TOOL_SCOPES,
   });
 

@@ -9,6 +9,7 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { McpServer as McpServerV2 } from '@modelcontextprotocol/server';
 import { toolError, toolResult, type ToolContext } from './tool';
 import { ALL_TOOLS } from './tools';
+import type { RenderDocument } from '../renderer/client';
 
 /** What endpoint.ts adds to `req.auth.extra` once it has found the token's user. */
 export type CallerExtra = {
@@ -39,12 +40,32 @@ export function buildInputSchemas(): InputSchemas {
 // Built once for the process: every pooled server registers the same (immutable) schemas.
 const INPUT_SCHEMAS = buildInputSchemas();
 
-/** Runs `tool` for the caller that endpoint.ts put in `authInfo.extra`. */
-async function runTool(db: AppDb, tool: (typeof ALL_TOOLS)[number], args: unknown, extra: unknown) {
-  const caller = extra as CallerExtra | undefined;
+/** What tools reach beyond the database: the document renderer (a downstream API), when the app has one. */
+export interface ToolServices {
+  renderDocument?: RenderDocument;
+}
+
+/** Runs `tool` for the caller that endpoint.ts put in `authInfo.extra`, with the caller's token for downstream calls. */
+async function runTool(
+  db: AppDb,
+  services: ToolServices,
+  tool: (typeof ALL_TOOLS)[number],
+  args: unknown,
+  authInfo: { token?: unknown; extra?: unknown } | undefined,
+) {
+  const caller = authInfo?.extra as CallerExtra | undefined;
   // Unreachable behind endpoint.ts, which refuses a request before it gets here without a known user.
   if (!caller?.companyId) throw new Error('No signed-in user for this tool call.');
-  const context: ToolContext = { db, userId: caller.userId, companyId: caller.companyId };
+  const context: ToolContext = {
+    db,
+    userId: caller.userId,
+    companyId: caller.companyId,
+    renderDocument: async (documentId) => {
+      // The bench's servers have no renderer; the app's always do.
+      if (!services.renderDocument) throw new Error('This server has no document renderer.');
+      return services.renderDocument({ token: String(authInfo?.token) }, documentId);
+    },
+  };
   try {
     return toolResult(await tool.run(context, args as never));
   } catch (error) {
@@ -64,13 +85,17 @@ const describe = (tool: (typeof ALL_TOOLS)[number]) => ({
 });
 
 /** The server for 2026-07-28 requests, on `@modelcontextprotocol/server` 2.x: built per request by createMcpHandler. */
-export function createBusinessMcpServerV2(db: AppDb, serverName: string): McpServerV2 {
+export function createBusinessMcpServerV2(
+  db: AppDb,
+  serverName: string,
+  services: ToolServices = {},
+): McpServerV2 {
   const server = new McpServerV2({ name: serverName, version: '1.0.0' }, { capabilities: { tools: {} } });
   for (const tool of ALL_TOOLS)
     server.registerTool(
       tool.name,
       { ...describe(tool), inputSchema: INPUT_SCHEMAS.get(tool.name)! },
-      (args: unknown, ctx) => runTool(db, tool, args, ctx.http?.authInfo?.extra),
+      (args: unknown, ctx) => runTool(db, services, tool, args, ctx.http?.authInfo),
     );
   return server;
 }
@@ -83,13 +108,14 @@ export function createBusinessMcpServer(
   db: AppDb,
   serverName: string,
   schemas: InputSchemas = INPUT_SCHEMAS,
+  services: ToolServices = {},
 ): McpServer {
   const server = new McpServer({ name: serverName, version: '1.0.0' }, { capabilities: { tools: {} } });
   for (const tool of ALL_TOOLS) {
     server.registerTool(
       tool.name,
       { ...describe(tool), inputSchema: schemas.get(tool.name)! },
-      (args: unknown, extra) => runTool(db, tool, args, extra.authInfo?.extra),
+      (args: unknown, extra) => runTool(db, services, tool, args, extra.authInfo),
     );
   }
   return server;

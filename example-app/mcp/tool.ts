@@ -9,6 +9,8 @@ export interface ToolContext {
   db: AppDb;
   userId: string;
   companyId: number;
+  /** Renders a document through the document renderer, with a token exchanged for it (renderer/client.ts). */
+  renderDocument(documentId: number): Promise<unknown>;
 }
 
 export interface ToolDefinition<Shape extends z.ZodRawShape = z.ZodRawShape> {

@@ -1,5 +1,6 @@
 // What a presented token is, for revocation (RFC 7009) and introspection (RFC 7662): an access token is read by its
-// signature (for any configured resource), a refresh token by its store key. Neither lookup changes anything.
+// signature (for any configured resource, or a downstream one of token exchange), a refresh token by its store key.
+// Neither lookup changes anything.
 import type { OAuthContext } from '../context';
 import { refreshTokenKey } from '../crypto/refresh-token';
 import { isUnknownKeyError, type AccessTokenClaims } from '../crypto/signer';
@@ -17,7 +18,8 @@ type Lookup = (ctx: TokenLookupDeps, token: string) => Promise<FoundToken | unde
 
 const findAccessToken: Lookup = async ({ signer, config }, token) => {
   if (token.split('.').length !== 3) return undefined;
-  for (const audience of config.resources) {
+  const downstream = config.tokenExchange ? [...config.tokenExchange.resources.keys()] : [];
+  for (const audience of [...config.resources, ...downstream]) {
     const expected = { issuer: config.issuer, audience };
     try {
       return { kind: 'access_token', claims: signer.verifyAccessToken(token, expected) };

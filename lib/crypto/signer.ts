@@ -5,6 +5,7 @@ import jwt from 'jsonwebtoken';
 import { OAuthError } from '../errors';
 import { decodeJwt, hasType, verifySignature } from '../jwt/verify';
 import { createJwsSigner } from './jws-sign';
+import { MAX_ACT_DEPTH, isActClaim, type ActClaim } from './act';
 import {
   generateSigningKey,
   loadKey,
@@ -40,6 +41,8 @@ export interface AccessTokenClaims {
   grant_id: string;
   /** For a DPoP-bound token, the thumbprint of the client's key (RFC 9449 §6.1): only its holder may use it. */
   cnf?: { jkt: string };
+  /** For a token from a token exchange (RFC 8693 §4.1), who acts for `sub`: the latest actor, then those before. */
+  act?: ActClaim;
 }
 
 /** What the caller decides about a new access token; the signer adds iat, exp and jti. */
@@ -54,6 +57,8 @@ export interface AccessTokenInput {
   expiresIn: number;
   /** Binds the token to a DPoP key: the RFC 7638 thumbprint of the key that signed the token request's proof. */
   jkt?: string;
+  /** RFC 8693 §4.1: who acts for the subject, for a token issued by a token exchange. */
+  act?: ActClaim;
 }
 
 /** Signs and verifies access tokens, and publishes its public keys. */
@@ -118,6 +123,7 @@ export function createJwtSigner(options: JwtSignerOptions = {}): JwtSigner {
         jti: randomUUID(),
         grant_id: input.grantId,
         ...(input.jkt === undefined ? {} : { cnf: { jkt: input.jkt } }),
+        ...(input.act === undefined ? {} : { act: input.act }),
       };
       return { token: signJws(claims), claims };
     },
@@ -170,6 +176,9 @@ function checkClaims(payload: Partial<AccessTokenClaims>): AccessTokenClaims {
   // A confirmation this server cannot read must not be taken for none: the token would pass as a bearer token.
   if (payload.cnf !== undefined && typeof payload.cnf?.jkt !== 'string')
     throw invalidToken('The access token has a cnf claim without a jkt.');
+  // An actor this server cannot read must not be taken for none: the token would pass as the subject's own.
+  if (payload.act !== undefined && !isActClaim(payload.act, MAX_ACT_DEPTH))
+    throw invalidToken('The access token has an act claim this server cannot read.');
   return payload as AccessTokenClaims;
 }
 

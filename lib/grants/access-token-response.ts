@@ -1,6 +1,7 @@
 // The one place an access-token response is made (RFC 6749 §5.1): the token signed (RFC 9068), its type (DPoP for a
 // token bound to a proof's key, RFC 9449 §5), its lifetime, the refresh token when there is one, and the scope.
 import type { OAuthContext } from '../context';
+import type { ActClaim } from '../crypto/act';
 
 export interface AccessTokenResponse {
   access_token: string;
@@ -24,6 +25,8 @@ export interface IssuedToken {
   /** The DPoP key the token is bound to (RFC 9449 §5), or undefined for a bearer token. */
   jkt: string | undefined;
   refreshToken?: string | undefined;
+  /** RFC 8693 §4.1: who acts for the subject, for a token from a token exchange. */
+  act?: ActClaim | undefined;
 }
 
 export function accessTokenResponse(
@@ -40,6 +43,7 @@ export function accessTokenResponse(
     grantId: issued.grantId,
     expiresIn: issued.expiresIn,
     jkt: issued.jkt,
+    ...(issued.act === undefined ? {} : { act: issued.act }),
   });
   return {
     access_token: token,

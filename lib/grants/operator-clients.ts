@@ -10,6 +10,7 @@ import type { ClientRecord, OAuthStore, TokenEndpointAuthMethod } from '../store
 import { readDpopBinding, readKeys, readRedirectUris, readScope } from '../clients/metadata';
 import { OFFLINE_ACCESS } from '../util/scopes';
 import { JWT_BEARER_GRANT } from '../id-jag/options';
+import { TOKEN_EXCHANGE_GRANT } from '../token-exchange/options';
 
 /** The grant types an operator client may have. */
 export type OperatorGrantType =
@@ -18,7 +19,9 @@ export type OperatorGrantType =
   | 'refresh_token'
   /** RFC 7523 §2.1 with an enterprise IdP's ID-JAG (the router's enterpriseIdps): tokens for the IdP's users. */
   // JWT_BEARER_GRANT, spelt out so that the public type names no internal constant.
-  | 'urn:ietf:params:oauth:grant-type:jwt-bearer';
+  | 'urn:ietf:params:oauth:grant-type:jwt-bearer'
+  /** RFC 8693 with the router's tokenExchange: trades a user's live access token for a downstream API's. */
+  | 'urn:ietf:params:oauth:grant-type:token-exchange';
 
 /** What the operator says of a client it registers. */
 export interface OperatorClientOptions {
@@ -55,6 +58,7 @@ const GRANT_TYPES: readonly OperatorGrantType[] = [
   'authorization_code',
   'refresh_token',
   JWT_BEARER_GRANT,
+  TOKEN_EXCHANGE_GRANT,
 ];
 
 const fail = (message: string): never => {
@@ -80,7 +84,8 @@ export async function registerOperatorClient(
     fail(`grantTypes must list one or more of ${GRANT_TYPES.join(', ')}.`);
   if (grantTypes.includes('refresh_token') && !grantTypes.includes('authorization_code'))
     fail(
-      'refresh_token goes with authorization_code: a client credentials or jwt-bearer client gets no refresh token.',
+      'refresh_token goes with authorization_code: a client credentials, jwt-bearer or token-exchange client ' +
+        'gets no refresh token.',
     );
   // An empty list would read as "no scope asked", which a registration turns into the whole catalogue: an operator who
   // computed an empty list meant none, so it is an error, as is offline_access (no permission at all).

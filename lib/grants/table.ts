@@ -6,12 +6,14 @@ import { authorizationCodeGrant } from './authorization-code';
 import { clientCredentialsGrant } from './client-credentials';
 import type { GrantType } from './grant-type';
 import { refreshTokenGrant } from './refresh-token';
+import { tokenExchangeGrant } from '../token-exchange/grant';
 
 const GRANT_TYPES: readonly GrantType[] = [
   authorizationCodeGrant,
   refreshTokenGrant,
   clientCredentialsGrant,
   jwtBearerGrant,
+  tokenExchangeGrant,
 ];
 
 /** The grant types this server offers. */

@@ -68,6 +68,8 @@ async function describe(
       exp: claims.exp,
       iat: claims.iat,
       jti: claims.jti,
+      // RFC 8693 §4.1: the actor (and those before it) of an exchanged token.
+      ...(claims.act ? { act: claims.act } : {}),
       // RFC 9449 §6.2: a resource server that introspects learns the key a bound token needs a proof of.
       ...(claims.cnf ? { token_type: 'DPoP', cnf: { jkt: claims.cnf.jkt } } : { token_type: 'Bearer' }),
     };

@@ -20,6 +20,14 @@ export function revokeHandler(
       if (client && owner.clientId !== client.clientId) {
         throw new OAuthError('unauthorized_client', 'The token was not issued to this client.');
       }
+      // A token from a token exchange (RFC 8693) carries the user's grant, which is not its holder's to end: §2.2.1
+      // of RFC 7009 has the answer for a token this server cannot revoke alone. It lives minutes, and ends with the
+      // user's grant.
+      if (found.kind === 'access_token' && found.claims.act !== undefined)
+        throw new OAuthError(
+          'unsupported_token_type',
+          'An exchanged token cannot be revoked alone; it expires soon, and with the authorization it came from.',
+        );
       await ctx.revokeGrant(owner.grantId, { by: 'client', req, clientId: owner.clientId });
     }
     // RFC 7009 §2.2: unknown, expired and already revoked tokens are answered 200 as well.

@@ -9,6 +9,8 @@ import type { GrantDeps } from '../grants/grant-type';
 import { isKnownGrantType, offeredGrants } from '../grants/table';
 import { writeJson } from '../util/json-response';
 import { requireParam } from '../util/params';
+import type { AccessTokenResponse } from '../grants/access-token-response';
+import { isWorkloadRequest, issueWorkloadToken } from '../workload/grant';
 
 export function tokenHandler(ctx: GrantDeps): RequestHandler {
   return handle(async function tokenEndpoint(req, res) {
@@ -29,7 +31,14 @@ export function tokenHandler(ctx: GrantDeps): RequestHandler {
 }
 
 async function answerTokenRequest(ctx: GrantDeps, req: Request, res: Response): Promise<void> {
-  const client = (await authenticateClient(ctx, req))!;
+  // SEP-1933: a workload's jwt-bearer grant names no client at all; every other request authenticates one. A request
+  // that names a client, even a public one by client_id alone, goes the client's way and is judged as that client's.
+  const client = await authenticateClient(ctx, req, { optional: isWorkloadRequest(ctx.config, req) });
+  if (!client) {
+    const { body, useJti } = await issueWorkloadToken(ctx, req);
+    await useJti();
+    return send(ctx, res, body);
+  }
   const grantType = requireParam(req.body, 'grant_type');
   const offered = offeredGrants(ctx.config);
   const grant = offered.find((candidate) => candidate.type === grantType);
@@ -57,6 +66,10 @@ async function answerTokenRequest(ctx: GrantDeps, req: Request, res: Response): 
   // token.refused): an unbound refresh token replayed with its proof within the reuse window gets the same successor,
   // refused here; a fresh secret or ID-JAG with an old proof is its holder's own to spend, wasted, never given out.
   await proof.useJti();
+  send(ctx, res, body);
+}
+
+function send(ctx: GrantDeps, res: Response, body: AccessTokenResponse): void {
   // §8.2: with nonces on, every answer carries the current one, so a client need not be refused to learn the next.
   const nonces = ctx.config.dpop?.nonces;
   if (nonces) res.setHeader('DPoP-Nonce', nonces.current());

@@ -20,9 +20,18 @@ const invalidGrant = (description: string) => new OAuthError('invalid_grant', de
 
 export const jwtBearerGrant: GrantType = {
   type: JWT_BEARER_GRANT,
-  // Offered only with enterprise IdPs configured (and a store that keeps assertion ids: router/capabilities.ts).
-  enabled: (config) => config.enterpriseIdps !== undefined,
-  issue: (ctx, { req, client, proof }) => issueIdJagToken(ctx, req, client, proof.jkt),
+  // Offered with enterprise IdPs (an operator client's ID-JAG) or trusted workloads (a workload's JWT with no client
+  // authentication: workload/grant.ts), and a store that keeps assertion ids (router/capabilities.ts).
+  enabled: (config) => config.enterpriseIdps !== undefined || config.workloadIdentity !== undefined,
+  issue: (ctx, { req, client, proof }) => {
+    // An authenticated client presents an ID-JAG; with no IdP trusted there is nothing it could present.
+    if (!ctx.config.enterpriseIdps)
+      throw new OAuthError(
+        'unauthorized_client',
+        'No enterprise identity provider is trusted here; a workload sends its JWT without client authentication.',
+      );
+    return issueIdJagToken(ctx, req, client, proof.jkt);
+  },
 };
 
 async function issueIdJagToken(

@@ -138,7 +138,7 @@ function keysError(issuer: string, error: unknown): unknown {
   if (error instanceof FetchRefusedError || isOAuthError(error))
     return new OAuthError(
       'invalid_grant',
-      `The keys of the identity provider ${issuer} could not be fetched; the ID-JAG cannot be verified.`,
+      `The keys of the issuer ${issuer} could not be fetched; the assertion cannot be verified.`,
       { cause: error },
     );
   return error;

@@ -2,6 +2,7 @@
 // per-route work (header templates, the resource URL) is done once, when the middleware is created.
 import type { Request, RequestHandler, Response } from 'express';
 import type { OAuthContext } from '../context';
+import type { ActClaim } from '../crypto/act';
 import { isUnknownKeyError } from '../crypto/signer';
 import { OAuthError, isOAuthError } from '../errors';
 import { isStoreUnavailable } from '../store/unavailable';
@@ -36,6 +37,11 @@ export interface BearerAuth {
    * Absent for a bearer token.
    */
   jkt?: string;
+  /**
+   * For a token from a token exchange (RFC 8693 §4.1), who acts for the user: `act.sub` the latest actor (the
+   * exchanging client, or the tool server), a nested `act` those before. Only a downstream resource's route sees one.
+   */
+  act?: ActClaim;
   extra: { userId: string; grantId: string };
 }
 
@@ -46,7 +52,11 @@ export type AuthenticatedRequest = Request & { auth: BearerAuth };
 export interface RequireBearerOptions {
   /** Scopes the route needs; all of them must be granted. Default: none. */
   scopes?: string[];
-  /** The protected resource this route belongs to; tokens for any other audience are refused. Default: the first. */
+  /**
+   * The protected resource this route belongs to; tokens for any other audience are refused. One of the router's
+   * resources, or a downstream resource of its tokenExchange (an API of the same app that tools call with exchanged
+   * tokens). Default: the first resource.
+   */
   resource?: string;
 }
 
@@ -80,9 +90,10 @@ export function createRequireBearer(
   const { dpop } = config;
   return function requireBearer(options = {}) {
     const resource = (options.resource ?? config.resources[0]!).replace(/\/+$/, '');
-    if (!config.resources.includes(resource)) {
+    if (!config.resources.includes(resource) && !config.tokenExchange?.resources.has(resource)) {
       throw new TypeError(
-        `requireBearer: "${resource}" is not one of the router's resources (${config.resources.join(', ')}).`,
+        `requireBearer: "${resource}" is neither one of the router's resources (${config.resources.join(', ')}) ` +
+          'nor a downstream resource of its tokenExchange.',
       );
     }
     const needed = options.scopes ?? [];
@@ -245,6 +256,7 @@ export function createRequireBearer(
             resource: resourceUrl,
             // Stryker disable next-line ConditionalExpression: equivalent, only "jkt" in auth tells { jkt: undefined } from no jkt
             ...(jkt === undefined ? {} : { jkt }),
+            ...(claims.act === undefined ? {} : { act: claims.act }),
             extra: { userId: claims.sub, grantId: claims.grant_id },
           };
           next();

@@ -44,6 +44,14 @@ export function applyStoreCapabilities(
     );
     adjusted = { ...adjusted, enterpriseIdps: undefined };
   }
+  // SEP-1933 asks for a jti "to prevent replay attacks": without the record, a copied workload JWT could be replayed.
+  if (typeof store.useAssertionId !== 'function' && config.workloadIdentity) {
+    warn(
+      'express-mcp-oauth: the store has no useAssertionId(), so workload identity federation is off. ' +
+        'Implement it (see OAuthStore) to offer it.',
+    );
+    adjusted = { ...adjusted, workloadIdentity: undefined };
+  }
   // RFC 9449 §11.1: a proof is for one request; without a store-wide record of its jti, a copy could be replayed.
   if (typeof store.useAssertionId !== 'function' && config.dpop) {
     warn(

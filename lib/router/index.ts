@@ -23,6 +23,7 @@ import { apiRoutes, mountEndpoints, mountWellKnown, wellKnownRouter } from './en
 import { attachFastPath, createFastPath } from './fast-path';
 import { warnWithoutSecret } from './secret-warning';
 import { createServices } from './services';
+import { downstreamToken, type DownstreamToken } from '../token-exchange/downstream';
 
 /** The router returned by createOAuthRouter, with what the host app needs beside it. */
 export interface OAuthRouter extends Router {
@@ -62,6 +63,18 @@ export interface OAuthRouter extends Router {
    * invalid_grant (the tokens stay; the next call tries again).
    */
   upstreamToken(auth: { grantId: string } | string): Promise<UpstreamToken>;
+  /**
+   * A token for a downstream API (the `tokenExchange` option's resources), for the user of requireBearer's
+   * `req.auth` (or of an access token): the same exchange as the token-exchange grant (RFC 8693), in process, with
+   * the tool server as the actor (`act.sub` is the resource the user's token was issued for). At most the user's
+   * scopes (and the resource's), the `scope` asked for when given; it expires no later than the user's token, and
+   * with their grant. Rejects with an OAuthError: invalid_target (a resource not listed), invalid_scope,
+   * invalid_grant (the user's token is no longer live), or what the policy chose.
+   */
+  downstreamToken(
+    auth: { token: string } | string,
+    request: { resource: string; scope?: string | readonly string[] },
+  ): Promise<DownstreamToken>;
 }
 
 /** What the host app may read of the parsed options: public facts, frozen. */
@@ -114,6 +127,7 @@ export function createOAuthRouter(
       throw new OAuthError('invalid_token', 'This grant is not active; connect again.');
     return tokens.accessToken(grantId);
   };
+  router.downstreamToken = (auth, request) => downstreamToken(ctx, auth, request);
   return router;
 }
 

@@ -58,15 +58,17 @@ export function createServices(
     session: createBrowserSession(config, sealer),
     findClient: createClientLookup(store, settings.enabled ? resolver : undefined, config.authMethods),
     clientKeys: (client, options) => resolver.clientKeys(client, options),
-    issuerKeys: config.enterpriseIdps
-      ? createIssuerKeys({
-          fetcher,
-          now: config.now,
-          minCacheMs: settings.minCacheMs,
-          maxCacheMs: settings.maxCacheMs,
-          onFailed: ({ reason, detail }, req) => emit(req, 'idp.fetch_failed', { reason, detail }),
-        })
-      : undefined,
+    // Enterprise IdPs' and workload platforms' keys: fetched alike, each only for an issuer its grant trusts.
+    issuerKeys:
+      config.enterpriseIdps || config.workloadIdentity
+        ? createIssuerKeys({
+            fetcher,
+            now: config.now,
+            minCacheMs: settings.minCacheMs,
+            maxCacheMs: settings.maxCacheMs,
+            onFailed: ({ reason, detail }, req) => emit(req, 'idp.fetch_failed', { reason, detail }),
+          })
+        : undefined,
     upstream,
     revokeGrant: async (grantId, cause) => {
       // This process refuses the grant's tokens from now on, before the store has even answered.

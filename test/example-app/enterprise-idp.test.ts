@@ -155,7 +155,7 @@ describe('npm run client:create for an enterprise app', () => {
     [
       '--user (the user comes from each ID-JAG)',
       [JWT_BEARER, '--user', APP_USER.email],
-      /^--user goes with client_credentials only: .*an enterprise app \(jwt-bearer\) for the user each ID-JAG names\.$/,
+      /^--user goes with client_credentials only: .*an enterprise app \(jwt-bearer\) for the user each ID-JAG names, a token-exchange client for the user of each subject token\.$/,
     ],
     [
       'refresh_token without authorization_code',
@@ -165,7 +165,7 @@ describe('npm run client:create for an enterprise app', () => {
     [
       'a misspelt URN',
       ['urn:ietf:params:oauth:grant-type:jwt'],
-      /is not a grant type a client may have here: use client_credentials, authorization_code, refresh_token, urn:ietf:params:oauth:grant-type:jwt-bearer\.$/,
+      /is not a grant type a client may have here: use client_credentials, authorization_code, refresh_token, urn:ietf:params:oauth:grant-type:jwt-bearer, urn:ietf:params:oauth:grant-type:token-exchange\.$/,
     ],
   ])('refuses %s: exit 1 and one line', async (_name, [grantTypes, ...rest], message) => {
     const result = await cli('client-create.js', sqlite, [

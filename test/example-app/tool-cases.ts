@@ -209,6 +209,14 @@ export const cases: Case[] = [
   },
   { tool: 'get_document', args: { document_id: 1 }, check: () => undefined, bad: { document_id: 'latest' } },
   {
+    // Through the document renderer, with a token exchanged for it (example-app/renderer/).
+    tool: 'render_document',
+    args: { document_id: 1 },
+    check: (d) =>
+      expect(d).toMatchObject({ id: 1, format: 'text/html', html: expect.stringContaining('<pre>') }),
+    bad: { document_id: 0 },
+  },
+  {
     tool: 'generate_document',
     args: { template_id: 2, invoice_id: 2 },
     check: (d) =>

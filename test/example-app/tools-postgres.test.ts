@@ -22,7 +22,7 @@ describeWith('the tools on PostgreSQL', { postgres: true }, () => {
   // One app for the whole table, in order: each case was written so that the earlier ones do not disturb it.
   test.each(cases)('$tool succeeds and refuses bad input', async ({ tool, args, check, bad }) => {
     const client = await app.connect(ALL_SCOPES);
-    if (tool === 'get_document')
+    if (tool === 'get_document' || tool === 'render_document')
       await client.callTool({ name: 'generate_document', arguments: { template_id: 1, invoice_id: 1 } });
     const result = (await client.callTool({ name: tool, arguments: args })) as Result;
     expect(result.isError).toBeFalsy();

@@ -56,7 +56,8 @@ describe.each(cases)('$tool', ({ tool, args, check, bad }) => {
   const scope = TOOLS_BY_NAME.get(tool)!.scopes[0]!;
 
   test('succeeds with valid input', async () => {
-    if (tool === 'get_document') await call(full, 'generate_document', { template_id: 1, invoice_id: 1 });
+    if (tool === 'get_document' || tool === 'render_document')
+      await call(full, 'generate_document', { template_id: 1, invoice_id: 1 });
     const result = await call(full, tool, args);
     expect(result.isError).toBeFalsy();
     expect(JSON.parse(result.content[0]!.text!)).toEqual(result.structuredContent);
@@ -99,6 +100,8 @@ describe('company isolation', () => {
       ['delete_invoice', { invoice_id: 3 }],
       ['get_bank_transaction', { transaction_id: 1 }],
       ['generate_document', { template_id: 1, invoice_id: 1 }],
+      // The renderer reads the exchanged token's user, never a document id's company.
+      ['render_document', { document_id: 1 }],
     ] as const) {
       const result = await call(client, tool, args);
       expect(result.isError).toBe(true);

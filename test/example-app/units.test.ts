@@ -61,6 +61,14 @@ describe('passwords', () => {
 });
 
 describe('readConfig', () => {
+  test('DOWNSTREAM_RESOURCES: a list of URLs, normalised; none by default', () => {
+    expect(readConfig({}).downstreamResources).toEqual([]);
+    expect(
+      readConfig({ DOWNSTREAM_RESOURCES: ' https://Ledger.example/api/ , http://127.0.0.1:9000' })
+        .downstreamResources,
+    ).toEqual(['https://ledger.example/api', 'http://127.0.0.1:9000']);
+  });
+
   test('defaults: port 3000, BASE_URL from it, a database under ./data/, rate limits on', () => {
     expect(readConfig({})).toMatchObject({
       port: 3000,
@@ -75,6 +83,13 @@ describe('readConfig', () => {
     [{ PORT: '70000' }, /PORT must be a port number/],
     [{ RATE_LIMITS: 'no' }, /RATE_LIMITS must be "on" or "off"/],
     [{ ACCESS_TOKEN_TTL: '0' }, /ACCESS_TOKEN_TTL/],
+    [{ DOWNSTREAM_RESOURCES: 'ledger' }, /DOWNSTREAM_RESOURCES holds "ledger", which is not an https URL/],
+    [{ DOWNSTREAM_RESOURCES: 'http://ledger.example' }, /which is not an https URL/],
+    [{ DOWNSTREAM_RESOURCES: 'https://ledger.example/?v=1' }, /no query, fragment or credentials/],
+    [{ DOWNSTREAM_RESOURCES: 'https://u:p@ledger.example' }, /no query, fragment or credentials/],
+    [{ DOWNSTREAM_RESOURCES: 'http://localhost:3000/mcp' }, /which is this app's own/],
+    [{ DOWNSTREAM_RESOURCES: 'http://localhost:3000/renderer/' }, /which is this app's own/],
+    [{ DOWNSTREAM_RESOURCES: 'https://a.example,https://a.example/' }, /twice/],
   ])('refuses %j', (env, message) => {
     expect(() => readConfig(env)).toThrow(ConfigError);
     expect(() => readConfig(env)).toThrow(message);

@@ -53,10 +53,12 @@ export async function startEnterpriseIdp(): Promise<EnterpriseIdp> {
     mint(claims, { header = {}, key, omit = [] } = {}) {
       const signing = key ?? keys[keys.length - 1]!;
       const payload: Record<string, unknown> = { iss: issuer, jti: randomUUID(), ...claims };
-      for (const name of [...omit, ...Object.keys(payload)])
-        if (payload[name] === undefined) delete payload[name];
+      for (const name of omit) delete payload[name];
+      for (const name of Object.keys(payload)) if (payload[name] === undefined) delete payload[name];
       return jwt.sign(payload, signing.privateKey, {
         algorithm: 'ES256',
+        // An iat left out with undefined stays out: jsonwebtoken would otherwise add its own.
+        noTimestamp: 'iat' in claims && claims.iat === undefined,
         header: { alg: 'ES256', typ: 'oauth-id-jag+jwt', kid: signing.kid, ...header } as jwt.JwtHeader,
       });
     },

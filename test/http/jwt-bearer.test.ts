@@ -362,7 +362,7 @@ describe('refusals: each rule, named after the attack it stops', () => {
     const client = await enterpriseClient();
     const res = await exchange(client, idp.mint(claims(client.clientId, { iss: `${idp.issuer}/broken` })));
     await refused(res);
-    expect(res.body.error_description).toMatch(/identity provider .* could not be fetched/);
+    expect(res.body.error_description).toMatch(/keys of the issuer .* could not be fetched/);
     expect(events).toContainEqual(
       expect.objectContaining({ type: 'idp.fetch_failed', reason: 'http_status' }),
     );

@@ -15,7 +15,7 @@ const HTTP = ['handlers', 'authorize', 'middleware', 'router', 'context', 'pages
 // Rooms that run inside a request's work but mount nothing: they may read the request's context (its services).
 const ENDPOINTS = HTTP.filter((room) => room !== 'context');
 // The features: each whole in its own folder, knowing only the shared machinery below it.
-const FEATURES = ['clients', 'grants', 'id-jag', 'dpop', 'upstream', 'cimd'];
+const FEATURES = ['clients', 'grants', 'id-jag', 'dpop', 'upstream', 'cimd', 'token-exchange', 'workload'];
 const FORBIDDEN: Record<string, string[]> = {
   errors: [...HTTP, ...FEATURES, 'options'],
   paths: [...HTTP, ...FEATURES, 'options'],
@@ -36,6 +36,20 @@ const FORBIDDEN: Record<string, string[]> = {
   dpop: [...ENDPOINTS, 'cimd', 'options', 'grants', 'id-jag', 'upstream', 'keys', 'clients', 'outbound'],
   // ID-JAG (the jwt-bearer grant with enterprise IdPs): its assertion, its issuers' keys, its options and its grant.
   'id-jag': [...ENDPOINTS, 'cimd', 'options', 'upstream', 'dpop', 'keys'],
+  // Token exchange (RFC 8693): its options, the exchange shared by its grant and router.downstreamToken.
+  'token-exchange': [
+    ...ENDPOINTS,
+    'cimd',
+    'options',
+    'upstream',
+    'dpop',
+    'keys',
+    'id-jag',
+    'workload',
+    'clients',
+  ],
+  // Workload identity federation (SEP-1933): a workload's JWT as a jwt-bearer grant with no client authentication.
+  workload: [...ENDPOINTS, 'cimd', 'options', 'upstream', 'keys', 'token-exchange'],
   // A grant type says whether the parsed options offer it (grants/grant-type.ts: enabled(config)).
   grants: [...ENDPOINTS, 'cimd', 'upstream', 'keys'],
   // Client ID Metadata Documents: who a client is, from a URL it names.

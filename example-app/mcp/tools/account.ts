@@ -143,6 +143,17 @@ export const documentTools = [
     run: ({ db, companyId }, args) => getDocument(db, companyId, args.document_id),
   }),
   defineTool({
+    name: 'render_document',
+    title: 'Render a document',
+    description:
+      'A generated document as a printable HTML page, made by the document renderer, a separate service that acts ' +
+      'for you with a token of its own (read-only, for documents only).',
+    scopes: ['dokument:read'],
+    readOnly: true,
+    input: { document_id: id('document') },
+    run: ({ renderDocument }, args) => renderDocument(args.document_id),
+  }),
+  defineTool({
     name: 'generate_document',
     title: 'Generate a document',
     description:
