@@ -154,6 +154,26 @@ function grantedScopes(body: unknown, requested: string[]): string[] {
   return requested.filter((scope) => ticked.has(scope));
 }
 
+/**
+ * The scopes this user allowed this client for this resource in grants still active, other than those asked for now
+ * (which the user decides again on this page).
+ */
+async function scopesGrantedBefore(
+  store: OAuthContext['store'],
+  userId: string,
+  clientId: string,
+  request: { resource: string; scopes: readonly string[] },
+  catalogue: ReadonlySet<string>,
+): Promise<string[]> {
+  const asked = new Set(request.scopes);
+  const before = new Set<string>();
+  for (const grant of await store.listActiveGrants(userId))
+    if (grant.clientId === clientId && grant.resource === request.resource)
+      // A scope taken out of the catalogue since is not given again.
+      for (const scope of grant.scopes) if (!asked.has(scope) && catalogue.has(scope)) before.add(scope);
+  return [...before];
+}
+
 /** The consent form: Deny redirects with access_denied; Allow issues a code bound to everything the user saw. */
 export function decisionHandler(
   ctx: PageDeps & Pick<OAuthContext, 'emit' | 'store' | 'upstream'>,
@@ -164,8 +184,8 @@ export function decisionHandler(
     if (!user) return renderSignIn(ctx, req, res, request, { errorKey: 'signIn.expired' });
     const clientId = request.client.clientId;
     const decision = readParam(req.body, 'decision');
-    const scopes = decision === 'allow' ? grantedScopes(req.body, request.scopes) : [];
-    if (scopes.length === 0) {
+    const allowed = decision === 'allow' ? grantedScopes(req.body, request.scopes) : [];
+    if (allowed.length === 0) {
       ctx.emit(req, 'consent.denied', { clientId, userId: user.id });
       throw new OAuthError(
         'access_denied',
@@ -178,6 +198,11 @@ export function decisionHandler(
     if (user.id === clientId)
       throw new OAuthError('access_denied', 'This account cannot authorize this app.');
     const { store, config } = ctx;
+    // Step-up: a client that asks again for more (a tool needed a scope it lacked) gets tokens that carry what this
+    // user allowed it before too, so that it does not trade what it had for the one new scope. What it asked for this
+    // time is the user's to decide again: a scope unticked now stays out, even if allowed before.
+    const grantedBefore = await scopesGrantedBefore(store, user.id, clientId, request, config.scopeNames);
+    const scopes = [...new Set([...allowed, ...grantedBefore])];
     const now = config.now();
     const grantId = timeOrderedId(now);
     // A document client is stored now that a user has consented to it, with the copy the user saw: never at

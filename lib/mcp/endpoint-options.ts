@@ -27,8 +27,9 @@ export interface McpEndpointOptions {
   createServer?: () => McpServerLike;
   /**
    * The scopes each tool needs, all of them. A token without them does not see the tool in `tools/list`, and
-   * calling it is refused with 403 `insufficient_scope` naming the scopes (RFC 6750 §3.1), so the client can ask
-   * the user for more (the MCP spec's step-up authorization). A tool not named here needs only a valid token.
+   * calling it is refused with 403 `insufficient_scope` whose challenge names the token's scopes together with the
+   * tool's (RFC 6750 §3.1), so the client can ask the user for more without losing what it had (the MCP spec's
+   * step-up authorization). A tool not named here needs only a valid token.
    */
   toolScopes?: Readonly<Record<string, readonly string[]>>;
   /**

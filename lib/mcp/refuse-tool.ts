@@ -1,5 +1,8 @@
-// The answer to a tool call outside the token's scopes, the same for both SDK majors: 403 insufficient_scope naming
-// the scopes the tool needs (RFC 6750 §3.1), so that the client can ask the user for more (the MCP spec's step-up).
+// The answer to a tool call outside the token's scopes, the same for both SDK majors: 403 insufficient_scope (RFC 6750
+// §3.1), so that the client can ask the user for more (the MCP spec's step-up). The challenge's scope is the token's
+// scopes together with those the tool needs: a client that asks for exactly the challenge's scope (the MCP SDK 1.x
+// client does) then keeps what it had instead of trading it for the one tool; a client that computes the union
+// itself (SEP-2350) gets the same set. The description names only what the tool needs.
 import type { ServerResponse } from 'node:http';
 import { OAuthError } from '../errors';
 import type { BearerAuth } from '../middleware/bearer';
@@ -11,9 +14,10 @@ export function refuseTool(
   auth: BearerAuth,
   refused: { tool: string; needed: readonly string[] },
 ): void {
-  const scope = refused.needed.join(' ');
+  const needed = refused.needed.join(' ');
+  const scope = [...new Set([...auth.scopes, ...refused.needed])].join(' ');
   const metadataUrl = protectedResourceMetadataUrl(auth.resource.href.replace(/\/+$/, ''));
-  const error = new OAuthError('insufficient_scope', `The tool ${refused.tool} needs the scopes ${scope}.`);
+  const error = new OAuthError('insufficient_scope', `The tool ${refused.tool} needs the scopes ${needed}.`);
   // RFC 9449 §7.1: a request made with a DPoP-bound token is answered in the DPoP scheme.
   const dpop = auth.jkt === undefined ? undefined : { used: true };
   refuseBearer(res, metadataUrl, error, scope, dpop);

@@ -162,7 +162,8 @@ test('a batch that hides an out-of-scope call among allowed ones is refused whol
     },
   ]);
   expect(res.status).toBe(403);
-  expect(res.headers['www-authenticate']).toContain('scope="fakture:write"');
+  // The token's scope with the one the refused tool needs (delete_invoice needs fakture:write alone).
+  expect(res.headers['www-authenticate']).toContain('scope="clients:read fakture:write"');
 });
 
 describe('Origin (MCP transport: a page the user visits must not drive the tool server)', () => {

@@ -103,12 +103,12 @@ test.each([
   expect(res.body.result.tools.map((tool: { name: string }) => tool.name)).toEqual(names);
 });
 
-test('a call outside the scopes is 403 insufficient_scope naming every scope the tool needs (RFC 6750 §3.1)', async () => {
+test('a call outside the scopes is 403 insufficient_scope; the challenge names the token’s scopes and the tool’s (RFC 6750 §3.1)', async () => {
   const app = mount();
   const res = await rpc(app, await token('fakture:read'), call('delete_invoice'));
   expect(res.status).toBe(403);
   expect(res.headers['www-authenticate']).toBe(
-    `Bearer ${METADATA}, scope="fakture:write fakture:read", error="insufficient_scope", error_description="The tool delete_invoice needs the scopes fakture:write fakture:read."`,
+    `Bearer ${METADATA}, scope="fakture:read fakture:write", error="insufficient_scope", error_description="The tool delete_invoice needs the scopes fakture:write fakture:read."`,
   );
   expect(res.headers['cache-control']).toBe('no-store');
   expect(res.body).toEqual({
@@ -143,7 +143,7 @@ test('with a DPoP-bound token a tool runs, and a call outside the scopes is refu
   const refused = await bound(call('delete_invoice'));
   expect(refused.status).toBe(403);
   expect(refused.headers['www-authenticate']).toBe(
-    `DPoP ${METADATA}, scope="fakture:write fakture:read", error="insufficient_scope", error_description="The tool delete_invoice needs the scopes fakture:write fakture:read.", algs="ES256 RS256 PS256"`,
+    `DPoP ${METADATA}, scope="fakture:read fakture:write", error="insufficient_scope", error_description="The tool delete_invoice needs the scopes fakture:write fakture:read.", algs="ES256 RS256 PS256"`,
   );
 });
 
