@@ -1,7 +1,9 @@
 // Step-up (the MCP authorization spec): a client that authorizes again for more scopes gets tokens that carry what the
 // user allowed it before too, never less than it had; what it asks for again is the user's to decide again; a denial
 // leaves the earlier grant as it was.
+import fc from 'fast-check';
 import request from 'supertest';
+import { inEditLoop } from '../helpers/edit-loop';
 import {
   authorizeInBrowser,
   authorizeQuery,
@@ -89,7 +91,12 @@ test('only the same client, for the same resource, in grants still active', asyn
 });
 
 /** The consent page with only `ticked` left ticked, as a person unticking boxes would send it. */
-async function authorizeUnticking(client: RegisteredClient, scope: string, ticked: string[]) {
+async function authorizeUnticking(
+  client: RegisteredClient,
+  scope: string,
+  ticked: string[],
+  decision: 'allow' | 'deny' = 'allow',
+) {
   const browser = request.agent(server.app);
   const { query, pkce } = authorizeQuery(client, { scope });
   const login = await browser.get(`/v1/oauth/authorize?${query}`);
@@ -104,13 +111,91 @@ async function authorizeUnticking(client: RegisteredClient, scope: string, ticke
   const decided = await browser
     .post(form.action)
     .type('form')
-    .send({ ...form.fields, scope: ticked, decision: 'allow' });
-  const code = new URL(decided.headers.location!).searchParams.get('code')!;
+    .send({ ...form.fields, scope: ticked, decision });
+  const code = new URL(decided.headers.location!).searchParams.get('code');
+  if (!code) return { error: new URL(decided.headers.location!).searchParams.get('error') } as never;
   const res = await tokenRequest(server.app, client, {
     grant_type: 'authorization_code',
     code,
     redirect_uri: client.redirect_uris[0]!,
     code_verifier: pkce.verifier,
   });
-  return res.body as { scope: string };
+  return res.body as { scope: string; access_token: string; refresh_token: string };
 }
+
+const SCOPES = ['fakture:read', 'clients:read', 'products:read', 'company:read'];
+type Step =
+  | { kind: 'consent'; client: number; asked: string[]; ticked: boolean[]; allow: boolean }
+  | { kind: 'refresh'; client: number; narrow: string[] | null }
+  | { kind: 'revoke'; client: number };
+
+test('property: no sequence of consents, denials, refreshes and revocations gives a scope the person did not allow', async () => {
+  const client = fc.integer({ min: 0, max: 1 });
+  // Consents mostly allowed, and more of them than anything else, so that most runs hold tokens to check.
+  const step: fc.Arbitrary<Step> = fc.oneof(
+    {
+      weight: 3,
+      arbitrary: fc.record({
+        kind: fc.constant('consent' as const),
+        client,
+        asked: fc.subarray(SCOPES, { minLength: 1 }),
+        ticked: fc.array(fc.boolean(), { minLength: 4, maxLength: 4 }),
+        allow: fc.constantFrom(true, true, false),
+      }),
+    },
+    {
+      weight: 2,
+      arbitrary: fc.record({
+        kind: fc.constant('refresh' as const),
+        client,
+        narrow: fc.option(fc.subarray(SCOPES, { minLength: 1 }), { nil: null }),
+      }),
+    },
+    { weight: 1, arbitrary: fc.record({ kind: fc.constant('revoke' as const), client }) },
+  );
+  const runs = inEditLoop ? 10 : 30;
+  let tokensSeen = 0;
+  await fc.assert(
+    fc.asyncProperty(fc.array(step, { minLength: 1, maxLength: 6 }), async (steps) => {
+      server.close();
+      server = createTestServer({ resources: [RESOURCE, `${RESOURCE}/files`] });
+      const clients = [await registerClient(server.app), await registerClient(server.app)];
+      // What the person ever allowed each client: every token must stay within it.
+      const allowed = [new Set<string>(), new Set<string>()];
+      const latest: ({ access_token: string; refresh_token: string } | undefined)[] = [undefined, undefined];
+      const check = (index: number, token: { scope?: string; access_token?: string }) => {
+        if (!token.access_token) return;
+        tokensSeen += 1;
+        for (const scope of token.scope!.split(' ')) expect(allowed[index]!.has(scope)).toBe(true);
+      };
+      for (const one of steps) {
+        const target = clients[one.client]!;
+        if (one.kind === 'consent') {
+          const ticked = one.asked.filter((_, position) => one.ticked[position]);
+          const answer = await authorizeUnticking(
+            target,
+            one.asked.join(' '),
+            ticked,
+            one.allow ? 'allow' : 'deny',
+          );
+          if (one.allow) for (const scope of ticked) allowed[one.client]!.add(scope);
+          check(one.client, answer);
+          if (answer.access_token) latest[one.client] = answer;
+        } else if (one.kind === 'refresh' && latest[one.client]) {
+          const res = await tokenRequest(server.app, target, {
+            grant_type: 'refresh_token',
+            refresh_token: latest[one.client]!.refresh_token,
+            ...(one.narrow ? { scope: one.narrow.join(' ') } : {}),
+          });
+          check(one.client, res.body);
+          if (res.body.refresh_token) latest[one.client] = res.body;
+        } else if (one.kind === 'revoke' && latest[one.client]) {
+          await server.oauth.revokeGrant(claimsOf(latest[one.client]!.access_token).grant_id as string);
+        }
+      }
+    }),
+    { numRuns: runs },
+  );
+  // Not a property of refusals alone: most runs hold tokens.
+  expect(tokensSeen).toBeGreaterThan(runs / 2);
+});
