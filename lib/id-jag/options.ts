@@ -3,6 +3,7 @@
 // their user is found in the host app.
 import type { Request } from 'express';
 import type { MaybePromise } from '../store/types';
+import { issuerUrlProblem } from '../util/issuer-url';
 
 /** RFC 7523 §2.1: the grant type that carries an ID-JAG as its assertion. */
 export const JWT_BEARER_GRANT = 'urn:ietf:params:oauth:grant-type:jwt-bearer';
@@ -99,7 +100,7 @@ export function parseEnterpriseIdps(
   const emailDomains = new Map<string, ReadonlySet<string>>();
   for (const entry of given.issuers) {
     const { issuer, emailDomains: domains } = typeof entry === 'string' ? { issuer: entry } : (entry ?? {});
-    const problem = issuerProblem(issuer);
+    const problem = issuerUrlProblem(issuer);
     if (problem) fail(`enterpriseIdps.issuers: "${String(issuer)}" ${problem}.`);
     if (issuers.includes(issuer)) fail(`enterpriseIdps.issuers: "${issuer}" is listed twice; list it once.`);
     issuers.push(issuer);
@@ -142,20 +143,4 @@ function parseDomains(issuer: string, given: unknown, fail: (message: string) =>
     domains.add(domain.toLowerCase());
   }
   return domains;
-}
-
-/** RFC 8414 §2: an issuer identifier is an https URL with no query or fragment. */
-function issuerProblem(issuer: unknown): string | undefined {
-  if (typeof issuer !== 'string') return 'is not a string';
-  let url: URL;
-  try {
-    url = new URL(issuer);
-  } catch {
-    return 'is not an absolute URL';
-  }
-  if (url.protocol !== 'https:') return 'must use https (RFC 8414 §2; the extension §7.3)';
-  // An empty query or fragment ("https://idp.example?") leaves url.search and url.hash empty: the string decides.
-  if (issuer.includes('#') || issuer.includes('?')) return 'must not have a query or fragment (RFC 8414 §2)';
-  if (url.username || url.password) return 'must not carry credentials';
-  return undefined;
 }

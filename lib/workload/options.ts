@@ -1,6 +1,7 @@
 // The workloadIdentity option, parsed once: Workload Identity Federation (MCP's extension, SEP-1933, draft). Which
 // platforms' JWTs (a Kubernetes service-account token, a cloud workload identity) the jwt-bearer grant accepts with
 // no client authentication, and the rules that map a workload to the machine client it acts as, with its scopes.
+import { issuerUrlProblem } from '../util/issuer-url';
 
 /** A workload the operator trusts: one subject of one issuer, acting as one operator client. */
 interface WorkloadRule {
@@ -76,7 +77,7 @@ export function parseWorkloadIdentity(
     fail(`workloadIdentity.issuers must list the platforms' issuer URLs, e.g. ${EXAMPLE}.`);
   const issuers: string[] = [];
   for (const issuer of given.issuers) {
-    const problem = issuerProblem(issuer);
+    const problem = issuerUrlProblem(issuer);
     if (problem) fail(`workloadIdentity.issuers: "${String(issuer)}" ${problem}.`);
     if (issuer === ownIssuer)
       fail('workloadIdentity.issuers names this server itself: its own tokens are exchanged, not federated.');
@@ -128,15 +129,4 @@ export function parseWorkloadIdentity(
   if (!Number.isInteger(maxLifetimeSeconds) || maxLifetimeSeconds < 10 || maxLifetimeSeconds > 86_400)
     fail('workloadIdentity.maxLifetimeSeconds must be a whole number of seconds from 10 to 86400.');
   return { issuers, rules, maxLifetimeSeconds };
-}
-
-/** SEP-1933 "Issuer Key Retrieval Security" and RFC 8414 §2: an https URL with no query, fragment or credentials. */
-function issuerProblem(issuer: unknown): string | undefined {
-  if (typeof issuer !== 'string') return 'is not a string';
-  if (!URL.canParse(issuer)) return 'is not an absolute URL';
-  const url = new URL(issuer);
-  if (url.protocol !== 'https:') return 'must use https (SEP-1933: keys come from a TLS-protected URI)';
-  if (issuer.includes('#') || issuer.includes('?')) return 'must not have a query or fragment (RFC 8414 §2)';
-  if (url.username || url.password) return 'must not carry credentials';
-  return undefined;
 }

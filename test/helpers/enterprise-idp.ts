@@ -3,7 +3,21 @@
 // §3.1) minted with a key whose JWK it publishes. Claims and header are overridable one by one, to forge each fault.
 import { generateKeyPairSync, randomUUID, type KeyObject } from 'node:crypto';
 import jwt from 'jsonwebtoken';
-import { startDocumentServer, type DocumentServer } from './document-server';
+import { resolveToLoopback, startDocumentServer, type DocumentServer } from './document-server';
+import { testCa } from './test-ca';
+
+/**
+ * The router's fetch settings (clientMetadataDocuments) under which it reaches these IdPs: loopback allowed, the test
+ * CA trusted, every name resolved to loopback. 1500 ms gives room for a first fetch under a full npm test (undici
+ * loaded, the test CA's context made, a TLS handshake, then discovery and the key set): at 400 ms a file's first
+ * grant failed now and then on a busy machine.
+ */
+export const idpFetchSettings = () => ({
+  allowLoopback: true,
+  ca: testCa().caPem,
+  resolveHost: resolveToLoopback,
+  timeoutMs: 1500,
+});
 
 export interface EnterpriseIdp {
   server: DocumentServer;

@@ -180,12 +180,16 @@ export function authorizeQuery(client: RegisteredClient, overrides: Record<strin
   return { query: new URLSearchParams(params).toString(), pkce };
 }
 
-/** A browser (cookie jar) that signs in and allows, returning the redirect back to the client. */
+/**
+ * A browser (cookie jar) that signs in and allows (or denies), returning the redirect back to the client. With
+ * `ticked`, only those scopes' boxes are left ticked on the consent page, as a person unticking the rest sends it.
+ */
 export async function authorizeInBrowser(
   app: Express,
   client: RegisteredClient,
   overrides: Record<string, string | undefined> = {},
   decision: 'allow' | 'deny' = 'allow',
+  ticked?: string[],
 ) {
   const browser = request.agent(app);
   const { query, pkce } = authorizeQuery(client, overrides);
@@ -204,7 +208,7 @@ export async function authorizeInBrowser(
   const decided = await browser
     .post(form.action)
     .type('form')
-    .send({ ...form.fields, decision });
+    .send({ ...form.fields, ...(ticked ? { scope: ticked } : {}), decision });
   const location = new URL(decided.headers.location ?? 'about:blank');
   return { browser, pkce, decided, location, code: location.searchParams.get('code') ?? undefined };
 }

@@ -11,8 +11,12 @@ import { createMemoryStore } from '../../lib/store/memory';
 import { hashSecret } from '../../lib/crypto/secrets';
 import { clientRecord } from '../../lib/testing/fixtures';
 import { createFakeClock } from '../helpers/clock';
-import { resolveToLoopback } from '../helpers/document-server';
-import { startEnterpriseIdp, strayKey, type EnterpriseIdp } from '../helpers/enterprise-idp';
+import {
+  idpFetchSettings,
+  startEnterpriseIdp,
+  strayKey,
+  type EnterpriseIdp,
+} from '../helpers/enterprise-idp';
 import {
   createTestServer,
   ISSUER,
@@ -21,7 +25,6 @@ import {
   USER,
   type TestServer,
 } from '../helpers/oauth-app';
-import { testCa } from '../helpers/test-ca';
 import { stallTest } from '../helpers/edit-loop';
 
 let idp: EnterpriseIdp;
@@ -34,14 +37,7 @@ let server: TestServer;
 let events: OAuthEvent[];
 const options = (extra: Partial<OAuthRouterOptions> = {}): Partial<OAuthRouterOptions> => ({
   onEvent: (event) => void events.push(event),
-  clientMetadataDocuments: {
-    allowLoopback: true,
-    ca: testCa().caPem,
-    resolveHost: resolveToLoopback,
-    // Room for a first fetch under a full npm test (undici loaded, the test CA's context made, a TLS handshake, then
-    // discovery and the key set): at 400 ms the file's first exchange failed now and then on a busy machine.
-    timeoutMs: 1500,
-  },
+  clientMetadataDocuments: idpFetchSettings(),
   enterpriseIdps: {
     issuers: [
       idp.issuer,

@@ -9,11 +9,14 @@ import type { OAuthEvent } from '../../lib/events';
 import { hashSecret } from '../../lib/crypto/secrets';
 import type { OAuthRouterOptions } from '../../lib/options';
 import { clientRecord } from '../../lib/testing/fixtures';
-import { resolveToLoopback } from '../helpers/document-server';
 import { claimsOf, createDpopKey } from '../helpers/dpop';
-import { startEnterpriseIdp, strayKey, type EnterpriseIdp } from '../helpers/enterprise-idp';
+import {
+  idpFetchSettings,
+  startEnterpriseIdp,
+  strayKey,
+  type EnterpriseIdp,
+} from '../helpers/enterprise-idp';
 import { createTestServer, ISSUER, RESOURCE, type TestServer } from '../helpers/oauth-app';
-import { testCa } from '../helpers/test-ca';
 
 const JWT_BEARER = 'urn:ietf:params:oauth:grant-type:jwt-bearer';
 const TOKEN_ENDPOINT = `${ISSUER}/v1/oauth/token`;
@@ -30,12 +33,7 @@ let server: TestServer;
 let events: OAuthEvent[];
 const options = (extra: Partial<OAuthRouterOptions> = {}): Partial<OAuthRouterOptions> => ({
   onEvent: (event) => void events.push(event),
-  clientMetadataDocuments: {
-    allowLoopback: true,
-    ca: testCa().caPem,
-    resolveHost: resolveToLoopback,
-    timeoutMs: 1500,
-  },
+  clientMetadataDocuments: idpFetchSettings(),
   workloadIdentity: {
     // `other` is trusted too, with no rule: its workloads are refused with no_rule.
     issuers: [platform.issuer, other.issuer],
