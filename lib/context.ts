@@ -1,6 +1,6 @@
 // What every handler shares: the store, the signer, the parsed config and the browser-side helpers.
 import type { Request, RequestHandler, Response } from 'express';
-import { isClientIdUrl } from './cimd/client-document';
+import { isClientIdUrl } from './util/client-id';
 import type { IssuerKeys } from './id-jag/issuer-keys';
 import type { ClientDocumentResolver } from './cimd/resolver';
 import type { VerificationKey } from './jwt/verify';

@@ -60,7 +60,10 @@ type OAuthEventType =
    * left behind by a branch (`superseded`): its grant is revoked (RFC 9700 §4.14.2).
    */
   | 'refresh_token.reused'
-  /** A grant ended by its user, its client (RFC 7009 revocation) or an administrator. */
+  /**
+   * A grant ended by its user, its client (RFC 7009 revocation) or an administrator, or `replaced` by the grant of a
+   * step-up consent that carries its scopes and more.
+   */
   | 'grant.revoked'
   | 'token.introspected'
   /**
@@ -70,7 +73,7 @@ type OAuthEventType =
   | 'rate_limit.hit';
 
 /** Who ended a grant. */
-export type RevokedBy = 'user' | 'client' | 'admin';
+export type RevokedBy = 'user' | 'client' | 'admin' | 'replaced';
 
 /** One audit event. */
 export interface OAuthEvent {

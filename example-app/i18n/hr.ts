@@ -41,6 +41,11 @@ const MESSAGES: Record<PageMessageKey, string> = {
     'iz aplikacije {name} na ovom računalu.',
   'consent.willBeAbleTo': 'Moći će:',
   'consent.untick': 'Odznačite ono što ne želite dopustiti.',
+  'consent.alreadyAllowed': 'Već može:',
+  'consent.alsoAsks': 'Sada traži i da može:',
+  'consent.keptNote': 'To ste već dopustili i ostaje dopušteno.',
+  'consent.tools': 'Alati:',
+  'consent.changesData': 'mijenja podatke',
   'consent.deny': 'Odbij',
   'consent.allow': 'Dopusti',
   'error.title': 'Došlo je do pogreške',
@@ -101,5 +106,40 @@ const ERRORS: Record<string, string> = {
   interaction_required: 'Za nastavak je potrebna vaša potvrda.',
 };
 
+/** Each MCP tool's title, for the consent page's list of what a scope unlocks (a test checks every tool has one). */
+const TOOLS: Readonly<Record<string, string>> = {
+  get_company: 'Dohvati podatke o tvrtki',
+  update_company: 'Ažuriraj podatke o tvrtki',
+  get_profile: 'Dohvati moj profil',
+  update_profile: 'Ažuriraj moj profil',
+  list_bank_accounts: 'Popis bankovnih računa',
+  get_bank_account: 'Dohvati bankovni račun',
+  list_bank_transactions: 'Popis bankovnih transakcija',
+  get_bank_transaction: 'Dohvati bankovnu transakciju',
+  list_document_templates: 'Popis predložaka dokumenata',
+  list_documents: 'Popis izrađenih dokumenata',
+  get_document: 'Dohvati izrađeni dokument',
+  render_document: 'Prikaži dokument',
+  generate_document: 'Izradi dokument',
+  list_invoices: 'Popis računa i ponuda',
+  get_invoice: 'Dohvati račun ili ponudu',
+  create_invoice: 'Izradi račun ili ponudu',
+  update_invoice: 'Ažuriraj račun ili ponudu',
+  delete_invoice: 'Izbriši nacrt računa ili ponudu',
+  list_clients: 'Popis klijenata',
+  get_client: 'Dohvati klijenta',
+  create_client: 'Dodaj klijenta',
+  update_client: 'Ažuriraj klijenta',
+  list_products: 'Popis proizvoda',
+  get_product: 'Dohvati proizvod',
+  create_product: 'Dodaj proizvod',
+  update_product: 'Ažuriraj proizvod',
+  list_prospects: 'Popis potencijalnih klijenata',
+  get_prospect: 'Dohvati potencijalnog klijenta',
+  get_prospect_statistics: 'Statistika potencijalnih klijenata',
+  create_prospect: 'Dodaj potencijalnog klijenta',
+  update_prospect: 'Ažuriraj potencijalnog klijenta',
+};
+
 /** Croatian, for `pages: { languages: { hr } }` and the account pages. */
-export const hr: PageLanguage = { messages: MESSAGES, scopes: SCOPES, errors: ERRORS };
+export const hr: PageLanguage = { messages: MESSAGES, scopes: SCOPES, errors: ERRORS, tools: TOOLS };

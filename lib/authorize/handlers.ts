@@ -1,6 +1,7 @@
 // The authorization endpoint (RFC 6749 §4.1): the sign-in page, the consent page, and the two forms behind them.
 import type { Request, RequestHandler, Response } from 'express';
-import { describeClient, isClientIdUrl } from '../cimd/client-document';
+import { describeClient } from '../cimd/client-document';
+import { isClientIdUrl } from '../util/client-id';
 import { handle, type OAuthContext } from '../context';
 import { timeOrderedId } from '../crypto/time-ordered-id';
 import { hashSecret, randomSecret } from '../crypto/secrets';
@@ -13,6 +14,8 @@ import type { GrantRecord } from '../store/types';
 import { readParam } from '../util/params';
 import { formActionSource, isLoopbackRedirect } from '../util/redirect-uri';
 import { validateAuthorizationRequest, type AuthorizationRequest } from './request';
+import { registeredTools } from '../consent-tools/registry';
+import { consentScopes } from '../consent-tools/page';
 
 function markAsPage(res: Response, request?: AuthorizationRequest): void {
   res.locals.oauthPage = true;
@@ -21,6 +24,8 @@ function markAsPage(res: Response, request?: AuthorizationRequest): void {
 
 /** What the pages of the authorization endpoint use: the request's client, the browser session, the templates. */
 export type PageDeps = Pick<OAuthContext, 'config' | 'findClient' | 'session' | 'pages'>;
+/** What the consent page needs besides: the user's earlier grants. */
+type ConsentDeps = PageDeps & Pick<OAuthContext, 'store'>;
 
 /** The sign-in page: the built-in form when the router checks passwords, and a link per upstream provider. */
 export function renderSignIn(
@@ -62,8 +67,8 @@ export function renderSignIn(
   );
 }
 
-function renderConsent(
-  ctx: PageDeps,
+async function renderConsent(
+  ctx: ConsentDeps,
   req: Request,
   res: Response,
   request: AuthorizationRequest,
@@ -71,6 +76,10 @@ function renderConsent(
 ) {
   const fields = ctx.session.formFields(req, res, request.params);
   const redirect = new URL(request.redirectUri);
+  // Step-up: what this user allowed this client before is shown as allowed, and only what is new is asked.
+  const before = await scopesGrantedBefore(ctx, user.id, request);
+  const asked = request.scopes.filter((scope) => !before.includes(scope));
+  const { scopes, allowedScopes } = consentScopes(asked, before, ctx.config.scopes, await registeredTools());
   return ctx.pages.render(res, 'consent', {
     ...fields,
     action: ctx.config.issuer + decisionPath(ctx.config.paths),
@@ -79,13 +88,14 @@ function renderConsent(
     redirectHost: redirect.host || redirect.protocol,
     // MCP security considerations: a client whose every redirect goes to this computer could be any program on it.
     localhostOnly: request.client.redirectUris.every(isLoopbackRedirect),
-    scopes: request.scopes.map((name) => ({ name, description: ctx.config.scopes[name] ?? name })),
+    scopes,
+    allowedScopes,
     user,
   });
 }
 
 /** Shows the sign-in page, or the consent page when the user is already signed in. */
-export function authorizePageHandler(ctx: PageDeps): RequestHandler {
+export function authorizePageHandler(ctx: ConsentDeps): RequestHandler {
   return handle(async function authorizationPage(req, res) {
     markAsPage(res);
     const request = await validateAuthorizationRequest(ctx, req.query, res);
@@ -140,37 +150,33 @@ export function signInHandler(ctx: PageDeps & Pick<OAuthContext, 'emit'>): Reque
 }
 
 /**
- * The scopes the user left ticked on the consent page: only ever a subset of those requested, whatever the form
- * sends. A replaced page without the checkboxes (no scope_choice) grants all of them.
+ * The scopes the user left ticked on the consent page: only ever a subset of those asked, whatever the form sends. A
+ * replaced page without the checkboxes (no scope_choice) grants all of them.
  */
-function grantedScopes(body: unknown, requested: string[]): string[] {
+function grantedScopes(body: unknown, asked: string[]): string[] {
   const fields = (body ?? {}) as Record<string, unknown>;
-  if (fields.scope_choice === undefined) return requested;
+  if (fields.scope_choice === undefined) return asked;
   const ticked = new Set(
     ([] as unknown[])
       .concat(fields.scope ?? [])
       .filter((value): value is string => typeof value === 'string'),
   );
-  return requested.filter((scope) => ticked.has(scope));
+  return asked.filter((scope) => ticked.has(scope));
 }
 
 /**
- * The scopes this user allowed this client for this resource in grants still active, other than those asked for now
- * (which the user decides again on this page).
+ * The scopes this user allowed this client for this resource in grants still active, and still in the catalogue
+ * (a scope taken out since is not given again).
  */
 async function scopesGrantedBefore(
-  store: OAuthContext['store'],
+  ctx: ConsentDeps,
   userId: string,
-  clientId: string,
-  request: { resource: string; scopes: readonly string[] },
-  catalogue: ReadonlySet<string>,
+  request: AuthorizationRequest,
 ): Promise<string[]> {
-  const asked = new Set(request.scopes);
   const before = new Set<string>();
-  for (const grant of await store.listActiveGrants(userId))
-    if (grant.clientId === clientId && grant.resource === request.resource)
-      // A scope taken out of the catalogue since is not given again.
-      for (const scope of grant.scopes) if (!asked.has(scope) && catalogue.has(scope)) before.add(scope);
+  for (const grant of await ctx.store.listActiveGrants(userId))
+    if (grant.clientId === request.client.clientId && grant.resource === request.resource)
+      for (const scope of grant.scopes) if (ctx.config.scopeNames.has(scope)) before.add(scope);
   return [...before];
 }
 
@@ -183,9 +189,18 @@ export function decisionHandler(
     const user = await ctx.session.currentUser(req, request.params);
     if (!user) return renderSignIn(ctx, req, res, request, { errorKey: 'signIn.expired' });
     const clientId = request.client.clientId;
+    const { store, config } = ctx;
+    // Step-up: a client that asks again for more (a tool needed a scope it lacked) gets tokens that carry what this
+    // user allowed it before too, so that it does not trade what it had for the one new scope. The page asked only
+    // about what is new; what was allowed before stays allowed (the person ends it by revoking the grant), and the
+    // earlier grant ends when this one's code is redeemed (grants/replace-earlier.ts). Read again now, not taken from
+    // the form: a grant revoked since the page was shown gives nothing.
+    const before = await scopesGrantedBefore(ctx, user.id, request);
+    const asked = request.scopes.filter((scope) => !before.includes(scope));
     const decision = readParam(req.body, 'decision');
-    const allowed = decision === 'allow' ? grantedScopes(req.body, request.scopes) : [];
-    if (allowed.length === 0) {
+    const allowed = decision === 'allow' ? grantedScopes(req.body, asked) : [];
+    if (decision !== 'allow' || allowed.length + before.length === 0) {
+      // A denial leaves the earlier grant as it was.
       ctx.emit(req, 'consent.denied', { clientId, userId: user.id });
       throw new OAuthError(
         'access_denied',
@@ -197,12 +212,7 @@ export function decisionHandler(
     // id equal to the client's would make the bearer check take the user's token for a machine's.
     if (user.id === clientId)
       throw new OAuthError('access_denied', 'This account cannot authorize this app.');
-    const { store, config } = ctx;
-    // Step-up: a client that asks again for more (a tool needed a scope it lacked) gets tokens that carry what this
-    // user allowed it before too, so that it does not trade what it had for the one new scope. What it asked for this
-    // time is the user's to decide again: a scope unticked now stays out, even if allowed before.
-    const grantedBefore = await scopesGrantedBefore(store, user.id, clientId, request, config.scopeNames);
-    const scopes = [...new Set([...allowed, ...grantedBefore])];
+    const scopes = [...new Set([...allowed, ...before])];
     const now = config.now();
     const grantId = timeOrderedId(now);
     // A document client is stored now that a user has consented to it, with the copy the user saw: never at

@@ -2,7 +2,7 @@
 // redirect URI are checked first: until both are trusted, errors are shown to the user and never redirected.
 import type { Response } from 'express';
 import type { OAuthContext } from '../context';
-import { isClientIdUrl } from '../cimd/client-document';
+import { isClientIdUrl } from '../util/client-id';
 import { isValidCodeChallenge } from '../crypto/pkce';
 import { OAuthError } from '../errors';
 import type { RedirectTarget } from '../util/redirect-uri';

@@ -2,6 +2,7 @@
 // client registration section): which client_id values are document URLs, and what a document must say before its
 // client is trusted with a redirect.
 import type { ClientRecord } from '../store/types';
+import { isClientIdUrl } from '../util/client-id';
 import {
   invalidMetadata,
   readDisplayFields,
@@ -16,11 +17,6 @@ import {
 const MAX_URL_LENGTH = 2000;
 /** Authentication methods a document may name: none, or its own keys. Never a shared secret (draft §4.1). */
 const DOCUMENT_AUTH_METHODS = ['none', 'private_key_jwt'] as const;
-
-/** Whether a client_id is meant as a document URL (dynamically registered ids never hold a colon). */
-export function isClientIdUrl(clientId: string): boolean {
-  return /^https?:\/\//i.test(clientId);
-}
 
 /** Why a client_id cannot be a metadata document URL (draft §3), or null if it can. */
 export function clientIdUrlProblem(value: string): string | null {

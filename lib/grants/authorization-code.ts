@@ -10,6 +10,7 @@ import { readParam, readResource, requireParam } from '../util/params';
 import type { AccessTokenResponse } from './access-token-response';
 import { grantTokenResponse, invalidGrant } from './grant-token-response';
 import type { GrantDeps, GrantRequest, GrantType } from './grant-type';
+import { replaceEarlierGrants } from './replace-earlier';
 
 export const authorizationCodeGrant: GrantType = {
   type: 'authorization_code',
@@ -83,6 +84,7 @@ async function exchangeCode(
     scopes: record.scopes,
     ...(jkt === undefined ? {} : { jkt }),
   });
+  await replaceEarlierGrants(ctx, req, outcome.grant);
   return grantTokenResponse(ctx, outcome.grant, record.scopes, refreshToken?.token, jkt);
 }
 

@@ -35,6 +35,16 @@ export const ENGLISH_MESSAGES = {
     'be behind it. Allow only if you just started this connection yourself, from {name} on this computer.',
   'consent.willBeAbleTo': 'It will be able to:',
   'consent.untick': 'Untick what you do not want to allow.',
+  /** Step-up: above the scopes allowed before, which the page does not ask about again. */
+  'consent.alreadyAllowed': 'It can already:',
+  /** Step-up: above the new scopes, when some were allowed before. */
+  'consent.alsoAsks': 'It now also asks to:',
+  /** Under the already allowed scopes. */
+  'consent.keptNote': 'You allowed this before, and it stays allowed.',
+  /** Before the tools a scope unlocks. */
+  'consent.tools': 'Tools:',
+  /** After a tool that changes data (one whose server does not say it only reads). */
+  'consent.changesData': 'changes data',
   'consent.deny': 'Deny',
   'consent.allow': 'Allow',
   'error.title': 'Something went wrong',
@@ -61,4 +71,9 @@ export interface PageLanguage {
    * place of the server's English description, which follows as a detail. Without one, the description alone.
    */
   errors?: Readonly<Record<string, string>>;
+  /**
+   * Each MCP tool's title in this language, by tool name, for the consent page's list of what each scope unlocks
+   * (the server's own title, or the tool's name, otherwise).
+   */
+  tools?: Readonly<Record<string, string>>;
 }

@@ -23,6 +23,7 @@ export interface ResolvedLanguage {
   messages: Readonly<Record<PageMessageKey, string>>;
   scopes: Readonly<Record<string, string>>;
   errors: Readonly<Record<string, string>>;
+  tools: Readonly<Record<string, string>>;
 }
 
 /** The parsed pages option. */
@@ -81,8 +82,8 @@ export function parsePageOptions(
 
 function resolve(tag: string, catalogue: PageLanguage, fail: (message: string) => never): ResolvedLanguage {
   if (!catalogue || typeof catalogue !== 'object')
-    fail(`pages.languages.${tag} must be a catalogue: { messages, scopes, errors }.`);
-  const texts = (name: 'messages' | 'scopes' | 'errors'): Record<string, string> => {
+    fail(`pages.languages.${tag} must be a catalogue: { messages, scopes, errors, tools }.`);
+  const texts = (name: 'messages' | 'scopes' | 'errors' | 'tools'): Record<string, string> => {
     const given = catalogue[name] ?? {};
     if (typeof given !== 'object' || Array.isArray(given))
       fail(`pages.languages.${tag}.${name} must be an object.`);
@@ -104,5 +105,6 @@ function resolve(tag: string, catalogue: PageLanguage, fail: (message: string) =
     messages: Object.freeze({ ...ENGLISH_MESSAGES, ...messages }),
     scopes: Object.freeze(texts('scopes')),
     errors: Object.freeze(texts('errors')),
+    tools: Object.freeze(texts('tools')),
   };
 }

@@ -7,6 +7,7 @@ import type { RequestHandler, Response } from 'express';
 import type { AuthenticatedRequest } from '../middleware/bearer';
 import { writeJson } from '../util/json-response';
 import { parseMcpEndpointOptions, type McpEndpointOptions } from './endpoint-options';
+import { registerEndpointTools } from './describe-tools';
 import { createHandlerServe } from './handler-endpoint';
 import { checkAccept, mayBeModern } from './negotiation';
 import { createPooledServe, type Serve } from './pooled-endpoint';
@@ -26,7 +27,7 @@ const rpcError = (res: Response, status: number, code: number, message: string) 
 function createPooled(
   config: ReturnType<typeof parseMcpEndpointOptions>,
   options: McpEndpointOptions,
-): { serve: Serve; versions: readonly string[] } {
+): { serve: Serve; versions: readonly string[]; first: object } {
   const sdk = loadSdkV1();
   if (sdk === undefined)
     throw new TypeError(
@@ -43,6 +44,7 @@ function createPooled(
   return {
     serve: createPooledServe(config, createServer, first, sdk),
     versions: sdk.SUPPORTED_PROTOCOL_VERSIONS,
+    first,
   };
 }
 
@@ -57,6 +59,9 @@ function createServe(
   // The whole body first: a request whose body is slow to come never holds a server while it trickles in.
   const read = (req: Parameters<Serve>[0]) => readJsonBody(req, limits);
   const pool = options.createServer === undefined ? undefined : createPooled(config, options);
+  // The consent page names the tools each scope unlocks, from this very table (lib/consent-tools), with the titles
+  // the servers give them.
+  registerEndpointTools(config.toolScopes, pool ? { server: pool.first } : { handler: config.handler });
   if (config.handler === undefined)
     return async (req, res, auth) => {
       // The Streamable HTTP rule, checked before the body is read, as the SDK 1.x transport does.

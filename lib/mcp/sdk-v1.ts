@@ -1,7 +1,7 @@
 // Everything that reaches into `@modelcontextprotocol/sdk` 1.x beyond its public API, in one file: which fields of
-// its Server hold a session's state, how its McpServer's tools/list handler is replaced, and how its transport's send
-// is wrapped. Pooling servers needs all three, and each depends on how 1.x is built inside; a new major may change
-// any of them, so loading refuses a major this file was not written for (KNOWN_MAJOR), and its test fails when the
+// its Server hold a session's state, how its McpServer's tools/list handler is replaced, how its transport's send
+// is wrapped, and where its McpServer keeps its tools (for the consent page). Pooling servers needs the first three,
+// and each depends on how 1.x is built inside; a new major may change any of them, so loading refuses a major this file was not written for (KNOWN_MAJOR), and its test fails when the
 // installed SDK is one.
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -104,6 +104,25 @@ export function forgetSession(server: object): void {
   if ('_clientCapabilities' in low) low._clientCapabilities = undefined;
   if ('_clientVersion' in low) low._clientVersion = undefined;
   low._loggingLevels?.clear();
+}
+
+/** A tool as an McpServer of 1.x holds it (`_registeredTools`): what the consent page shows of it. */
+export interface RegisteredToolV1 {
+  name: string;
+  title?: unknown;
+  annotations?: { title?: unknown; readOnlyHint?: unknown };
+}
+
+/**
+ * The enabled tools an McpServer of 1.x holds, read from its `_registeredTools` (what its own tools/list answers
+ * from), without building or connecting a server; undefined for a low-level Server or a server built otherwise.
+ */
+export function registeredToolsV1(server: object): RegisteredToolV1[] | undefined {
+  const held = (server as { _registeredTools?: unknown })._registeredTools;
+  if (typeof held !== 'object' || held === null) return undefined;
+  return Object.entries(held as Record<string, { enabled?: unknown; title?: unknown; annotations?: never }>)
+    .filter(([, tool]) => tool?.enabled !== false)
+    .map(([name, tool]) => ({ name, title: tool?.title, annotations: tool?.annotations }));
 }
 
 /**

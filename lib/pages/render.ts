@@ -53,15 +53,23 @@ function localised(
       (whole, name: string) => (Object.hasOwn(values, name) ? String(values[name]) : whole),
     );
   }
-  if (Array.isArray(data.scopes)) {
-    extra.scopes = (data.scopes as Array<{ name: string; description: string }>).map((scope) => ({
-      ...scope,
-      // Own properties only: a scope named "constructor" must not read Object's.
-      description: Object.hasOwn(language.scopes, scope.name)
-        ? language.scopes[scope.name]
-        : scope.description,
-    }));
-  }
+  for (const list of ['scopes', 'allowedScopes'] as const)
+    if (Array.isArray(data[list]))
+      extra[list] = (data[list] as Array<{ name: string; description: string; tools?: unknown[] }>).map(
+        (scope) => ({
+          ...scope,
+          // Own properties only: a scope named "constructor" must not read Object's.
+          description: Object.hasOwn(language.scopes, scope.name)
+            ? language.scopes[scope.name]
+            : scope.description,
+          tools: ((scope.tools ?? []) as Array<{ name: string; title?: string }>).map((tool) => ({
+            ...tool,
+            label: Object.hasOwn(language.tools, tool.name)
+              ? language.tools[tool.name]
+              : (tool.title ?? tool.name),
+          })),
+        }),
+      );
   const code = data.error;
   if (page === 'error' && typeof code === 'string' && Object.hasOwn(language.errors, code)) {
     extra.errorText = language.errors[code];

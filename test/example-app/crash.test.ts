@@ -15,6 +15,7 @@ const USER = { email: 'crash@example.com', password: 'a long crash password' };
 const { DATABASE_URL: _postgres, REDIS_URL: _redis, ...baseEnv } = process.env;
 
 interface Grant {
+  clientId: string;
   refreshToken: string;
   accessToken: string;
   /** A revocation of it was answered 200: it must stay revoked. */
@@ -66,21 +67,24 @@ test(`SIGKILL under load, three times: what was acknowledged survives, and the d
       { env: { ...baseEnv, ...env } },
     );
     child = await start(env);
-    const client = (await (
-      await fetch(`${base}/v1/oauth/register`, {
-        method: 'POST',
-        headers: { 'Content-Type': 'application/json' },
-        body: JSON.stringify({
-          redirect_uris: ['https://client.example/cb'],
-          token_endpoint_auth_method: 'none',
-        }),
-      })
-    ).json()) as { client_id: string; redirect_uris: string[] };
-    const token = (params: Record<string, string>) =>
+    // A client per grant: a second grant of one client would replace its first (step-up, grants/replace-earlier.ts),
+    // and the grants here are meant to live side by side.
+    const register = async () =>
+      (await (
+        await fetch(`${base}/v1/oauth/register`, {
+          method: 'POST',
+          headers: { 'Content-Type': 'application/json' },
+          body: JSON.stringify({
+            redirect_uris: ['https://client.example/cb'],
+            token_endpoint_auth_method: 'none',
+          }),
+        })
+      ).json()) as { client_id: string; redirect_uris: string[] };
+    const token = (clientId: string, params: Record<string, string>) =>
       fetch(`${base}/v1/oauth/token`, {
         method: 'POST',
         headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
-        body: new URLSearchParams({ ...params, client_id: client.client_id }),
+        body: new URLSearchParams({ ...params, client_id: clientId }),
       });
     const toolCall = (accessToken: string) =>
       fetch(`${base}/mcp`, {
@@ -100,8 +104,9 @@ test(`SIGKILL under load, three times: what was acknowledged survives, and the d
       const live = grants.filter((grant) => !grant.revoked && !grant.busy && !grant.uncertain);
       const roll = random();
       if (live.length < 3 || roll < 0.3) {
+        const client = await register();
         const { code, verifier, redirectUri } = await authorizeOn(base, client, USER, `${base}/mcp`);
-        const res = await token({
+        const res = await token(client.client_id, {
           grant_type: 'authorization_code',
           code,
           code_verifier: verifier,
@@ -109,12 +114,20 @@ test(`SIGKILL under load, three times: what was acknowledged survives, and the d
         });
         if (res.status !== 200) throw new Error(`code exchange answered ${res.status}`);
         const body = (await res.json()) as { access_token: string; refresh_token: string };
-        grants.push({ refreshToken: body.refresh_token, accessToken: body.access_token, revoked: false });
+        grants.push({
+          clientId: client.client_id,
+          refreshToken: body.refresh_token,
+          accessToken: body.access_token,
+          revoked: false,
+        });
       } else if (roll < 0.9) {
         const grant = live[Math.floor(random() * live.length)]!;
         grant.busy = true;
         try {
-          const res = await token({ grant_type: 'refresh_token', refresh_token: grant.refreshToken });
+          const res = await token(grant.clientId, {
+            grant_type: 'refresh_token',
+            refresh_token: grant.refreshToken,
+          });
           if (res.status !== 200) throw new Error(`refresh answered ${res.status}: ${await res.text()}`);
           const body = (await res.json()) as { access_token: string; refresh_token: string };
           grant.refreshToken = body.refresh_token;
@@ -163,7 +176,10 @@ test(`SIGKILL under load, three times: what was acknowledged survives, and the d
       // Everything the client was told is still true.
       for (const grant of grants) {
         const tool = await toolCall(grant.accessToken);
-        const refreshed = await token({ grant_type: 'refresh_token', refresh_token: grant.refreshToken });
+        const refreshed = await token(grant.clientId, {
+          grant_type: 'refresh_token',
+          refresh_token: grant.refreshToken,
+        });
         if (grant.uncertain) {
           // The revocation may or may not have happened before the kill; either way, consistently.
           grant.uncertain = false;

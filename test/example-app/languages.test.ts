@@ -11,6 +11,7 @@ import {
   type AccountMessageKey,
 } from '../../example-app/i18n/account-messages';
 import { BUSINESS_SCOPES } from '../../example-app/scopes';
+import { ALL_TOOLS } from '../../example-app/mcp/tools';
 import { ALL_SCOPES, APP_USER, startExampleApp, type RunningExampleApp } from '../helpers/example-app';
 import {
   authorizeUrl,
@@ -18,6 +19,7 @@ import {
   PAGE_NAMES,
   LOCAL_CLIENT_REDIRECT,
   registerPageClients,
+  visitStepUp,
   type PageClients,
   type PageName,
 } from '../helpers/example-pages';
@@ -43,6 +45,7 @@ const WORDS: Record<PageName, Record<Tag, string>> = {
     hr: 'E-pošta ili lozinka nije točna.',
   },
   consent: { en: 'It will be able to:', hr: 'Moći će:' },
+  'consent-step-up': { en: 'It can already:', hr: 'Već može:' },
   'consent-localhost': {
     en: 'This app only ever returns to <strong>your own computer</strong> (localhost).',
     hr: 'Ova se aplikacija uvijek vraća samo na <strong>vaše računalo</strong> (localhost).',
@@ -100,12 +103,14 @@ const ENGLISH_RUNS = literalRuns([
   ...Object.values(ENGLISH_MESSAGES),
   ...Object.values(ENGLISH_ACCOUNT_MESSAGES),
   ...Object.values(BUSINESS_SCOPES),
+  ...ALL_TOOLS.map((tool) => tool.title),
 ]);
 const CROATIAN_RUNS = literalRuns([
   ...Object.values(hr.messages!),
   ...Object.values(ACCOUNT_LANGUAGES.hr.messages),
   ...Object.values(hr.scopes!),
   ...Object.values(hr.errors!),
+  ...Object.values(hr.tools!),
 ]);
 /** Each language's runs, less those both share ("(HTTP"): those are in no language in particular. */
 const RUNS: Record<Tag, string[]> = {
@@ -150,6 +155,10 @@ async function visitPages(acceptLanguage: string | undefined): Promise<Record<Pa
   const consentLocalhost = await get(
     authorizeUrl(app, clients.local, ['fakture:read'], { redirect_uri: LOCAL_CLIENT_REDIRECT }),
   );
+  let consentStepUp!: Page;
+  await visitStepUp(app, clients, ALL_SCOPES, async (url) => {
+    consentStepUp = await get(url);
+  });
   const errors = errorUrls(app, clients.remote);
   const accountSignIn = await get('/account/sign-in');
   const accountForm = formOf(accountSignIn.text).fields;
@@ -162,6 +171,7 @@ async function visitPages(acceptLanguage: string | undefined): Promise<Record<Pa
     'sign-in-refused': signInRefused,
     consent,
     'consent-localhost': consentLocalhost,
+    'consent-step-up': consentStepUp,
     error: await get(errors.error),
     'error-return': await get(errors['error-return']),
     'account-sign-in': accountSignIn,
@@ -204,6 +214,18 @@ describe.each(BROWSERS)('a browser asking for $acceptLanguage', ({ tag, acceptLa
     const descriptions = tag === 'hr' ? hr.scopes! : BUSINESS_SCOPES;
     const text = visibleText(pages.consent.text);
     expect(ALL_SCOPES.filter((scope) => !text.includes(descriptions[scope]!))).toEqual([]);
+  });
+
+  test('the consent page names, under each scope, the tools it unlocks, in the language', () => {
+    const titles =
+      tag === 'hr' ? hr.tools! : Object.fromEntries(ALL_TOOLS.map((tool) => [tool.name, tool.title]));
+    // Every scope is asked for, so every tool is listed, once, under the first scope it needs.
+    const listed = [...pages.consent.text.matchAll(/<li class="[^"]*" title="([^"]+)">([^<]*)/g)].map((m) => [
+      m[1],
+      m[2]!.trim(),
+    ]);
+    expect(Object.fromEntries(listed)).toEqual(titles);
+    expect(listed).toHaveLength(ALL_TOOLS.length);
   });
 
   test('the connected-apps page describes the granted scopes in the language', () => {
@@ -267,6 +289,11 @@ describe('the Croatian catalogues are complete', () => {
       expect(shape(text)).toEqual(shape(ENGLISH_ACCOUNT_MESSAGES[key]));
     },
   );
+
+  test('every tool has a title, and nothing else', () => {
+    expect(Object.keys(hr.tools!).sort()).toEqual(ALL_TOOLS.map((tool) => tool.name).sort());
+    for (const tool of ALL_TOOLS) expect(hr.tools![tool.name]).not.toBe(tool.title);
+  });
 
   test('every scope of scopes.ts is described, and nothing else', () => {
     expect(Object.keys(hr.scopes!).sort()).toEqual(Object.keys(BUSINESS_SCOPES).sort());

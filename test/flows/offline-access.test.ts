@@ -35,9 +35,8 @@ describe('offline_access (MCP authorization, Refresh Tokens; SEP-2207)', () => {
 
   /** Authorizes with `scope`, exchanges the code, and returns the consent page's scopes and the tokens. */
   async function connect(client: RegisteredClient, scope: string) {
-    const { browser, code, pkce } = await authorizeInBrowser(server.app, client, { scope });
+    const { code, pkce, page } = await authorizeInBrowser(server.app, client, { scope });
     expect(code).toBeDefined();
-    const consent = await browser.get(`/v1/oauth/authorize?${authorizeQuery(client, { scope }).query}`);
     const token = await tokenRequest(server.app, client, {
       grant_type: 'authorization_code',
       code: code!,
@@ -45,7 +44,7 @@ describe('offline_access (MCP authorization, Refresh Tokens; SEP-2207)', () => {
       code_verifier: pkce.verifier,
     });
     expect(token.status).toBe(200);
-    return { consentScopes: formOf(consent.text).fields.scope, consent: consent.text, tokens: token.body };
+    return { consentScopes: formOf(page).fields.scope, consent: page, tokens: token.body };
   }
 
   test('the server does not list it: not in either metadata document, nor in a challenge', async () => {

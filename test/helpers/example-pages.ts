@@ -3,6 +3,7 @@
 // tests of the pages' languages, their accessibility and their pictures, so that all three see the same pages.
 import type { Page } from 'playwright-core';
 import { ALL_SCOPES, APP_USER, type RunningExampleApp } from './example-app';
+import { grantRecord } from './fixtures';
 import { pkcePair } from './pkce';
 
 /** Where the test apps say they return to (never visited: no test gets past the consent page's buttons). */
@@ -18,6 +19,7 @@ export const PAGE_NAMES = [
   'sign-in-refused',
   'consent',
   'consent-localhost',
+  'consent-step-up',
   'error',
   'error-return',
   'account-sign-in',
@@ -84,6 +86,31 @@ export function authorizeUrl(
 }
 
 /**
+ * The consent page of a step-up: `clients.local` asks for `scopes` while the user has allowed it their first before
+ * (a grant made for the visit, and ended after it, so that later pages see no more grants than they expect). It
+ * shows the first scope as already allowed and asks only about the rest.
+ */
+export async function visitStepUp(
+  app: RunningExampleApp,
+  clients: PageClients,
+  scopes: readonly string[],
+  visit: (url: string) => Promise<void>,
+): Promise<void> {
+  const grant = grantRecord(Date.now(), {
+    clientId: clients.local,
+    userId: app.user.id,
+    scopes: scopes.slice(0, 1),
+    resource: `${app.baseUrl}/mcp`,
+  });
+  await app.store.createGrant(grant);
+  try {
+    await visit(authorizeUrl(app, clients.local, scopes, { redirect_uri: LOCAL_CLIENT_REDIRECT }));
+  } finally {
+    await app.store.revokeGrant(grant.grantId);
+  }
+}
+
+/**
  * The two kinds of error page: an app nobody registered (nowhere safe to send the user back: "go back to the app"),
  * and a refused request of a registered app nobody vouched for (a link back, not an automatic redirect).
  */
@@ -126,6 +153,11 @@ export async function tourPages(
   if (await page.$('#password')) await signIn();
   await page.waitForSelector('.warning');
   await at('consent-localhost');
+  await visitStepUp(app, clients, scopes, async (url) => {
+    await page.goto(url);
+    await page.waitForSelector('ul.scopes.allowed');
+    await at('consent-step-up');
+  });
   const errors = errorUrls(app, clients.remote);
   await page.goto(errors.error);
   await at('error');

@@ -210,7 +210,14 @@ export async function authorizeInBrowser(
     .type('form')
     .send({ ...form.fields, ...(ticked ? { scope: ticked } : {}), decision });
   const location = new URL(decided.headers.location ?? 'about:blank');
-  return { browser, pkce, decided, location, code: location.searchParams.get('code') ?? undefined };
+  return {
+    browser,
+    pkce,
+    decided,
+    location,
+    code: location.searchParams.get('code') ?? undefined,
+    page: consent.text,
+  };
 }
 
 /** Registers, authorizes and exchanges: a client holding fresh tokens. */

@@ -283,7 +283,8 @@ describe('sign-in and consent', () => {
 
   describe('the user chooses the scopes', () => {
     async function decide(scope: string[]) {
-      const { browser } = await authorizeInBrowser(server.app, client);
+      // Signed in by a first request the user denies: no grant, so the page asks about every scope.
+      const { browser } = await authorizeInBrowser(server.app, client, {}, 'deny');
       const page = await browser.get(`/v1/oauth/authorize?${authorizeQuery(client).query}`);
       const form = formOf(page.text);
       expect(form.fields.scope).toEqual(['fakture:read', 'clients:read']);

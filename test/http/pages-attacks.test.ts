@@ -315,6 +315,7 @@ describe('templates: <%- %> only with HTML already made safe', () => {
     'views/error.ejs',
     'views/partials/head.ejs',
     'views/partials/foot.ejs',
+    'views/partials/consent-tools.ejs',
     'example-app/views/account-error.ejs',
     'example-app/views/account-head.ejs',
     'example-app/views/account-sign-in.ejs',
@@ -324,8 +325,8 @@ describe('templates: <%- %> only with HTML already made safe', () => {
     const text = readFileSync(join(root, file), 'utf8');
     for (const [, expression] of text.matchAll(/<%-([\s\S]*?)-?%>/g)) {
       expect(expression!.trim()).toMatch(
-        // title is t()'s HTML, its marks' tags taken out for the browser tab.
-        /^(?:t\('[\w.]+'(?:, \{[^}]*\})?\)|include\('[\w/-]+'(?:, \{ title: t\('[\w.]+'\) \})?\)|title\.replace\(\/<\\\/\?\(\?:strong\|code\)>\/g, ''\)|styles)$/,
+        // title is t()'s HTML, its marks' tags taken out for the browser tab; a partial escapes its own data.
+        /^(?:t\('[\w.]+'(?:, \{[^}]*\})?\)|include\('[\w/-]+'(?:, \{ (?:title: t\('[\w.]+'\)|tools: scope\.tools) \})?\)|title\.replace\(\/<\\\/\?\(\?:strong\|code\)>\/g, ''\)|styles)$/,
       );
     }
   });

@@ -12,6 +12,7 @@ import { StreamableHTTPClientTransport as TransportV1 } from '@modelcontextproto
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { createMcpEndpoint, type McpEndpointOptions } from '../../lib/mcp';
 import type { BearerAuth } from '../../lib/middleware/bearer';
+import { CONSENT_USER_AGENT } from '../../lib/mcp/describe-tools';
 import { createTestServer, ISSUER, obtainTokens, type TestServer } from '../helpers/oauth-app';
 import { listenOnLoopback, stall, exchange } from '../helpers/raw-http';
 import { stallTest } from '../helpers/edit-loop';
@@ -139,6 +140,10 @@ test('the modern era was negotiated through server/discover, and the client spea
   }
 });
 
+/** The consent page's own tools/list (lib/mcp/describe-tools.ts), which the recording handlers below leave out. */
+const consentListing = (req: Request) => req.headers.get('user-agent') === CONSENT_USER_AGENT;
+const noTools = () => Response.json({ jsonrpc: '2.0', id: 1, result: { tools: [] } });
+
 const MODERN_META = {
   'io.modelcontextprotocol/protocolVersion': '2026-07-28',
   'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' },
@@ -163,9 +168,11 @@ test('server/discover is answered with the 2026-07-28 revision', async () => {
 });
 
 test('a tools/call whose Mcp-Name header names another tool is judged by its body: the body is what runs', async () => {
+  // The token first: its consent page lists the mounted endpoint's tools, which builds a server of its own.
+  const accessToken = await token('fakture:read');
   const res = await modern(
     mount(),
-    await token('fakture:read'),
+    accessToken,
     'tools/call',
     { name: 'delete_invoice', arguments: {} },
     'whoami',
@@ -199,6 +206,7 @@ test('the handler gets the very value the gate read, never the body to parse aga
   const seen: Array<{ parsedBody: unknown; authInfo: unknown; bodyUsed: boolean; hasBody: boolean }> = [];
   const handler = {
     async fetch(req: Request, options?: { authInfo?: unknown; parsedBody?: unknown }) {
+      if (consentListing(req)) return noTools();
       seen.push({ ...options, bodyUsed: req.bodyUsed, hasBody: req.body !== null } as never);
       return Response.json({ jsonrpc: '2.0', id: 1, result: {} });
     },
@@ -270,6 +278,7 @@ test('a client that goes away aborts the request the SDK was handed', async () =
   const inside = new Promise<void>((resolve) => (entered = resolve));
   const handler = {
     fetch: (req: Request) => {
+      if (consentListing(req)) return Promise.resolve(noTools());
       signal = req.signal;
       entered();
       return new Promise<Response>(() => undefined);
@@ -293,6 +302,8 @@ test('a client that goes away aborts the request the SDK was handed', async () =
 stallTest(
   '32 requests whose bodies never finish build no server; a tool call is answered at once, they get 408',
   async () => {
+    // The token first: its consent page lists the endpoint's tools, which builds a server of its own.
+    const accessToken = await token('fakture:read');
     const app = express();
     app.post(
       '/mcp',
@@ -301,7 +312,6 @@ stallTest(
     );
     const host = await listenOnLoopback(app);
     try {
-      const accessToken = await token('fakture:read');
       const head = (length: number) =>
         mcpHead(
           accessToken,
@@ -445,6 +455,7 @@ test.each([
   const urls: string[] = [];
   const handler = {
     async fetch(req: Request) {
+      if (consentListing(req)) return noTools();
       urls.push(req.url);
       return Response.json({ jsonrpc: '2.0', id: 1, result: {} });
     },

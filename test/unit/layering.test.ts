@@ -78,6 +78,8 @@ const FORBIDDEN: Record<string, string[]> = {
   router: ['index', ...ENTRIES],
   context: ['index', ...ENTRIES],
   pages: ['index', ...ENTRIES],
+  // Tool-aware consent: what /mcp registers and the consent page reads; it knows neither side's workings.
+  'consent-tools': [...HTTP, ...FEATURES, 'options', 'store', 'crypto', 'keys', 'outbound'],
   // The PostgreSQL store (express-mcp-oauth/postgres): a store like the others, on the contract's rows.
   postgres: [...HTTP, ...FEATURES, 'options', 'keys'],
   // The MCP layer sits on the bearer check's result (req.auth), not on the server's endpoints.
