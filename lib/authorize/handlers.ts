@@ -77,8 +77,7 @@ async function renderConsent(
   const fields = ctx.session.formFields(req, res, request.params);
   const redirect = new URL(request.redirectUri);
   // Step-up: what this user allowed this client before is shown as allowed, and only what is new is asked.
-  const before = await scopesGrantedBefore(ctx, user.id, request);
-  const asked = request.scopes.filter((scope) => !before.includes(scope));
+  const { before, asked } = await splitScopes(ctx, user.id, request);
   const { scopes, allowedScopes } = consentScopes(asked, before, ctx.config.scopes, await registeredTools());
   return ctx.pages.render(res, 'consent', {
     ...fields,
@@ -165,19 +164,20 @@ function grantedScopes(body: unknown, asked: string[]): string[] {
 }
 
 /**
- * The scopes this user allowed this client for this resource in grants still active, and still in the catalogue
- * (a scope taken out since is not given again).
+ * The consent page's two lists, one rule for the page and the form behind it: `before`, what this user allowed this
+ * client for this resource in grants still active (and still in the catalogue: a scope taken out since is not given
+ * again), and `asked`, the requested scopes that are new.
  */
-async function scopesGrantedBefore(
+async function splitScopes(
   ctx: ConsentDeps,
   userId: string,
   request: AuthorizationRequest,
-): Promise<string[]> {
+): Promise<{ before: string[]; asked: string[] }> {
   const before = new Set<string>();
   for (const grant of await ctx.store.listActiveGrants(userId))
     if (grant.clientId === request.client.clientId && grant.resource === request.resource)
       for (const scope of grant.scopes) if (ctx.config.scopeNames.has(scope)) before.add(scope);
-  return [...before];
+  return { before: [...before], asked: request.scopes.filter((scope) => !before.has(scope)) };
 }
 
 /** The consent form: Deny redirects with access_denied; Allow issues a code bound to everything the user saw. */
@@ -195,8 +195,7 @@ export function decisionHandler(
     // about what is new; what was allowed before stays allowed (the person ends it by revoking the grant), and the
     // earlier grant ends when this one's code is redeemed (grants/replace-earlier.ts). Read again now, not taken from
     // the form: a grant revoked since the page was shown gives nothing.
-    const before = await scopesGrantedBefore(ctx, user.id, request);
-    const asked = request.scopes.filter((scope) => !before.includes(scope));
+    const { before, asked } = await splitScopes(ctx, user.id, request);
     const decision = readParam(req.body, 'decision');
     const allowed = decision === 'allow' ? grantedScopes(req.body, asked) : [];
     if (decision !== 'allow' || allowed.length + before.length === 0) {

@@ -7,7 +7,9 @@ import request from 'supertest';
 import { inEditLoop } from '../helpers/edit-loop';
 import {
   authorizeInBrowser,
+  authorizeQuery,
   createTestServer,
+  formOf,
   registerClient,
   RESOURCE,
   tokenRequest,
@@ -137,6 +139,29 @@ test('one grant carries the union: the earlier one ends when the new code is red
       userId: USER.id,
     }),
   ]);
+});
+
+test('a grant revoked while the page is open gives nothing: the form is judged on the grants of that moment', async () => {
+  const client = await registerClient(server.app);
+  const first = await authorize(client, { scope: 'fakture:read' });
+  const { browser } = await authorizeInBrowser(server.app, client, { scope: 'clients:read' }, 'deny');
+  const { query, pkce } = authorizeQuery(client, { scope: 'clients:read' });
+  const page = await browser.get(`/v1/oauth/authorize?${query}`);
+  expect(pageScopes(page.text)).toEqual({ asked: ['clients:read'], allowed: ['fakture:read'] });
+  await server.oauth.revokeGrant(grantIdOf(first));
+  const form = formOf(page.text);
+  const decided = await browser
+    .post(form.action)
+    .type('form')
+    .send({ ...form.fields, decision: 'allow' });
+  const code = new URL(decided.headers.location!).searchParams.get('code')!;
+  const tokens = await tokenRequest(server.app, client, {
+    grant_type: 'authorization_code',
+    code,
+    redirect_uri: client.redirect_uris[0]!,
+    code_verifier: pkce.verifier,
+  });
+  expect(scopesOf(tokens.body)).toEqual(['clients:read']);
 });
 
 test('a code never redeemed leaves the earlier grant as it was', async () => {
