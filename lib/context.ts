@@ -15,6 +15,7 @@ import type { ClientRecord, OAuthStore, TokenEndpointAuthMethod } from './store/
 import type { UpstreamConnection } from './upstream/client';
 import type { UpstreamConfig, UpstreamProvider } from './upstream/options';
 import type { UpstreamTokens } from './upstream/tokens';
+import type { StepUpWindow } from './grants/step-up-window';
 
 export interface OAuthContext {
   store: OAuthStore;
@@ -47,6 +48,8 @@ export interface OAuthContext {
   issuerKeys: IssuerKeys | undefined;
   /** Upstream sign-in: the providers, their connections, and the users' kept tokens; undefined when off. */
   upstream: UpstreamServices | undefined;
+  /** The step-up window (grants/step-up-window.ts); undefined when off. */
+  stepUp: StepUpWindow | undefined;
 }
 
 export interface UpstreamServices {

@@ -33,6 +33,7 @@ import {
   type WorkloadIdentityConfig,
   type WorkloadIdentityOptions,
 } from './workload/options';
+import { parseStepUpWindowMs } from './grants/step-up-window';
 
 export interface BearerCacheOptions {
   /** How many verified tokens to remember (the oldest go first). 0 turns the token cache off. Default 10,000. */
@@ -170,6 +171,14 @@ export interface OAuthRouterOptions {
    * turns it off.
    */
   dpop?: DpopOptions | boolean;
+  /**
+   * Step-up for clients that refresh instead of asking again (the MCP SDK 1.x client among them): for this long
+   * after a tool is refused for want of scope (403 insufficient_scope from requireBearer or createMcpEndpoint), the
+   * grant's next refresh is answered `invalid_grant`, so the client authorizes again for the challenge's scope. The
+   * grant is not revoked. 0 turns this off; it is off, too, with a store without markScopeChallenge. Default
+   * 120,000 (two minutes).
+   */
+  stepUpWindowMs?: number;
 }
 
 /** The absolute URL of each endpoint, as the metadata publishes them. */
@@ -227,6 +236,7 @@ export interface OAuthConfig {
   workloadIdentity: WorkloadIdentityConfig | undefined;
   /** DPoP's settings; undefined when it is off (by the option, or a store that keeps no assertion ids). */
   dpop: DpopConfig | undefined;
+  stepUpWindowMs: number;
 }
 
 export type { Store as RateLimitStore };
@@ -408,6 +418,7 @@ export function parseOptions(options: OAuthRouterOptions): OAuthConfig {
     tokenExchange,
     workloadIdentity: parseWorkloadIdentity(options.workloadIdentity, issuer, scopeNames, fail),
     dpop: parseDpopOptions(options.dpop, secret, now, fail),
+    stepUpWindowMs: parseStepUpWindowMs(options.stepUpWindowMs, fail),
   };
 }
 

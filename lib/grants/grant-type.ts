@@ -11,7 +11,7 @@ import type { AccessTokenResponse } from './access-token-response';
 
 /** What a grant may use: client authentication's services, the signer, events, grant revocation, IdPs' keys. */
 export type GrantDeps = ClientAuthenticationDeps &
-  Pick<OAuthContext, 'signer' | 'emit' | 'revokeGrant' | 'issuerKeys'>;
+  Pick<OAuthContext, 'signer' | 'emit' | 'revokeGrant' | 'issuerKeys' | 'stepUp'>;
 
 /** A token request, past client authentication and the DPoP proof's checks. */
 export interface GrantRequest {

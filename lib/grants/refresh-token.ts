@@ -57,6 +57,8 @@ async function refresh(ctx: GrantDeps, { req, client, proof }: GrantRequest): Pr
       throw invalidGrant('The refresh token is invalid or has expired.');
     await proof.useJti();
   }
+  // A tool was refused for want of scope a moment ago: this client should be asking the person, not refreshing.
+  await ctx.stepUp?.checkRefresh(presentedToken, client.clientId);
   const outcome = await rotateRefreshToken(store, {
     presentedToken,
     clientId: client.clientId,

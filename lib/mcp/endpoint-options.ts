@@ -26,12 +26,19 @@ export interface McpEndpointOptions {
    */
   createServer?: () => McpServerLike;
   /**
-   * The scopes each tool needs, all of them. A token without them does not see the tool in `tools/list`, and
-   * calling it is refused with 403 `insufficient_scope` whose challenge names the token's scopes together with the
-   * tool's (RFC 6750 §3.1), so the client can ask the user for more without losing what it had (the MCP spec's
-   * step-up authorization). A tool not named here needs only a valid token.
+   * The scopes each tool needs, all of them. Calling a tool without them is refused with 403 `insufficient_scope`
+   * whose challenge names the token's scopes together with the tool's (RFC 6750 §3.1), so the client can ask the
+   * user for more without losing what it had (the MCP spec's step-up authorization). A tool not named here needs
+   * only a valid token.
    */
   toolScopes?: Readonly<Record<string, readonly string[]>>;
+  /**
+   * Whether `tools/list` leaves out the tools the token's scopes do not cover (default false). By default every
+   * tool is listed: a person who unticked a scope on the consent page, or a client that asked for less, still has
+   * the model see the tool, and calling it meets the step-up challenge that lets the person allow it. With true, a
+   * token sees only the tools it may call, and the model never learns that the others exist.
+   */
+  hideToolsOutsideScope?: boolean;
   /**
    * Most servers kept at once, i.e. requests served concurrently; more wait their turn, at most `queueTimeoutMs`.
    * A tool call that never returns keeps its server while its client waits, so give slow tools their own timeouts.
@@ -78,6 +85,7 @@ export interface McpEndpointConfig {
   maxBytes: number;
   bodyTimeoutMs: number;
   toolScopes: Map<string, readonly string[]>;
+  hideToolsOutsideScope: boolean;
   rememberToolList: boolean;
   streaming: boolean;
 }
@@ -160,7 +168,7 @@ export function parseMcpEndpointOptions(options: McpEndpointOptions): McpEndpoin
   const maxServers = options.maxServers ?? 32;
   if (!Number.isInteger(maxServers) || maxServers < 1)
     throw new TypeError('createMcpEndpoint: maxServers must be a whole number of at least 1.');
-  for (const name of ['rememberToolList', 'streaming'] as const)
+  for (const name of ['rememberToolList', 'streaming', 'hideToolsOutsideScope'] as const)
     if (options[name] !== undefined && typeof options[name] !== 'boolean')
       throw new TypeError(`createMcpEndpoint: ${name} must be true or false.`);
   return {
@@ -170,6 +178,7 @@ export function parseMcpEndpointOptions(options: McpEndpointOptions): McpEndpoin
     maxBytes: parseBodyLimit(options.bodyLimit),
     bodyTimeoutMs: milliseconds('bodyTimeoutMs', options.bodyTimeoutMs, 10_000),
     toolScopes: parseToolScopes(options.toolScopes),
+    hideToolsOutsideScope: options.hideToolsOutsideScope === true,
     rememberToolList: options.rememberToolList !== false,
     streaming: options.streaming === true,
   };

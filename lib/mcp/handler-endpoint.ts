@@ -1,8 +1,9 @@
 // The endpoint for `@modelcontextprotocol/server` 2.x: the host's own `createMcpHandler` (which serves protocol
 // 2026-07-28, `server/discover` included, and the 2025 versions through its stateless fallback) behind the scope
 // gate. The body endpoint.ts read is checked here, and the handler is given that very value (`parsedBody`) with the
-// token (`authInfo`); its answer is written back with tools/list answers filtered to the token's tools. The SDK
-// builds a server per request from the host's factory: there is no pool to keep.
+// token (`authInfo`); its answer is written back, with tools/list answers filtered to the token's tools when the host
+// asked for that (hideToolsOutsideScope). The SDK builds a server per request from the host's factory: there is no
+// pool to keep.
 import type { RpcAnswer } from './rewrite-answers';
 import type { McpEndpointConfig } from './endpoint-options';
 import type { Serve } from './pooled-endpoint';
@@ -22,15 +23,16 @@ export function createHandlerServe(
     const decision = gate.check(body, auth.scopes);
     if (decision.refused) return refuseTool(res, auth, decision.refused);
     const { listIds } = decision;
-    // tools/list answers with the tools this token may call, and no others.
-    const rewrite = listIds.size
-      ? (reply: RpcAnswer): RpcAnswer => {
-          const result = reply.result as { tools?: Array<{ name: string }> } | undefined;
-          if (!listIds.has(reply.id) || !Array.isArray(result?.tools)) return reply;
-          const tools = result.tools.filter((tool) => gate.allowed(tool.name, auth.scopes));
-          return { ...reply, result: { ...result, tools } };
-        }
-      : undefined;
+    // With hideToolsOutsideScope, tools/list answers with the tools this token may call, and no others.
+    const rewrite =
+      listIds.size && config.hideToolsOutsideScope
+        ? (reply: RpcAnswer): RpcAnswer => {
+            const result = reply.result as { tools?: Array<{ name: string }> } | undefined;
+            if (!listIds.has(reply.id) || !Array.isArray(result?.tools)) return reply;
+            const tools = result.tools.filter((tool) => gate.allowed(tool.name, auth.scopes));
+            return { ...reply, result: { ...result, tools } };
+          }
+        : undefined;
     // A client that goes away aborts the SDK's exchange (its tool handlers see the signal).
     const gone = new AbortController();
     const onClose = () => {

@@ -36,7 +36,7 @@ export function createPooledServe(
   first: McpServerLike,
   sdk: SdkV1,
 ): Serve {
-  const { maxServers, queueTimeoutMs, toolScopes, streaming } = config;
+  const { maxServers, queueTimeoutMs, toolScopes, streaming, hideToolsOutsideScope } = config;
   const gate = createScopeGate(toolScopes, sdk.JSONRPCMessageSchema);
   const toolLists = config.rememberToolList ? createToolListMemo(sdk.ListToolsRequestSchema) : undefined;
   const pool = createServerPool(createServer, maxServers, first);
@@ -89,7 +89,8 @@ export function createPooledServe(
     checkVersion(req, body, messages, sdk.SUPPORTED_PROTOCOL_VERSIONS);
     const server = await borrow(res);
     const { listIds, firstPageIds } = decision;
-    // tools/list answers with the tools this token may call, and no others.
+    // A complete first page is remembered for later requests (rememberToolList); with hideToolsOutsideScope, tools/list
+    // answers with the tools this token may call, and no others.
     const answer = listIds.size
       ? (reply: RpcResponse): RpcResponse => {
           const result = reply.result as
@@ -97,6 +98,7 @@ export function createPooledServe(
           if (!listIds.has(reply.id) || !Array.isArray(result?.tools)) return reply;
           if (firstPageIds.has(reply.id) && result.nextCursor === undefined)
             toolLists?.remember(server, result);
+          if (!hideToolsOutsideScope) return reply;
           const tools = result.tools.filter((tool) => gate.allowed(tool.name, auth.scopes));
           return { ...reply, result: { ...result, tools } };
         }

@@ -6,14 +6,16 @@
 import type { ServerResponse } from 'node:http';
 import { OAuthError } from '../errors';
 import type { BearerAuth } from '../middleware/bearer';
-import { refuseBearer } from '../middleware/bearer-refusal';
+import { beforeRefusingScope, refuseBearer } from '../middleware/bearer-refusal';
 import { protectedResourceMetadataUrl } from '../paths';
 
-export function refuseTool(
+export async function refuseTool(
   res: ServerResponse,
   auth: BearerAuth,
   refused: { tool: string; needed: readonly string[] },
-): void {
+): Promise<void> {
+  // The router's step-up window marks the grant first, so that the refresh the client may send at once is answered.
+  await beforeRefusingScope(res);
   const needed = refused.needed.join(' ');
   const scope = [...new Set([...auth.scopes, ...refused.needed])].join(' ');
   const metadataUrl = protectedResourceMetadataUrl(auth.resource.href.replace(/\/+$/, ''));

@@ -11,7 +11,7 @@ export interface MessageSchema {
 /** What the gate decided for an admitted request. */
 export interface Admitted {
   refused?: undefined;
-  /** Ids of tools/list requests, whose answers are filtered to the token's tools. */
+  /** Ids of tools/list requests, whose answers may be filtered to the token's tools (hideToolsOutsideScope). */
   listIds: Set<unknown>;
   /** Ids of tools/list requests for the first page (no cursor): only their complete answer may be remembered. */
   firstPageIds: Set<unknown>;

@@ -83,3 +83,21 @@ export function refuseBearer(
   res.setHeader('Cache-Control', 'no-store');
   writeJson(res, body.status, body.toJSON());
 }
+
+/**
+ * What requireBearer asks to be done before a route behind it refuses the token for want of scope: marking the grant
+ * for the step-up window (grants/step-up-window.ts). Keyed by the response, which hosts pass on as it is, not by
+ * `req.auth`, which they copy to add to it (the reference app does). A WeakMap, so that nothing public carries it and
+ * a response requireBearer never saw has nothing to do.
+ */
+const beforeScopeRefusal = new WeakMap<ServerResponse, () => Promise<void>>();
+
+/** Registers what is done before the token of the request `res` answers is refused for want of scope. */
+export function onScopeRefusal(res: ServerResponse, note: () => Promise<void>): void {
+  beforeScopeRefusal.set(res, note);
+}
+
+/** Does what requireBearer registered for `res`, once the decision to refuse for want of scope is made. */
+export async function beforeRefusingScope(res: ServerResponse): Promise<void> {
+  await beforeScopeRefusal.get(res)?.();
+}

@@ -9,7 +9,7 @@ import { isStoreUnavailable } from '../store/unavailable';
 import { storeUnavailable } from './error-handler';
 import { protectedResourceMetadataUrl } from '../paths';
 import type { BearerCache, VerifiedToken } from './bearer-cache';
-import { refuseBearer, type DpopChallengeOptions } from './bearer-refusal';
+import { onScopeRefusal, refuseBearer, type DpopChallengeOptions } from './bearer-refusal';
 import { readDpopHeader, verifyDpopProof } from '../dpop/proof';
 import { writeJson } from '../util/json-response';
 
@@ -84,7 +84,7 @@ function requestPath(originalUrl: string): string {
 }
 
 export function createRequireBearer(
-  { config, signer, store }: Pick<OAuthContext, 'config' | 'signer' | 'store'>,
+  { config, signer, store, stepUp }: Pick<OAuthContext, 'config' | 'signer' | 'store' | 'stepUp'>,
   cache: BearerCache,
 ): (options?: RequireBearerOptions) => RequestHandler {
   const { dpop } = config;
@@ -226,6 +226,13 @@ export function createRequireBearer(
 
       function checkGrant(token: string, known: VerifiedToken, jkt?: string) {
         const { claims, scopes } = known;
+        // Only a person's grant has a refresh token to be sent back to authorize from (grants/step-up-window.ts). The
+        // mark is written before the 403 goes out: the client's refresh may follow at once, on another instance. A
+        // store that fails to write it costs the step-up, never the answer.
+        const markStepUp =
+          stepUp && claims.sub !== claims.client_id
+            ? () => stepUp.mark(claims.grant_id).catch((error: unknown) => config.onError(error, req))
+            : undefined;
         const admit = (active: boolean) => {
           if (!active)
             return refuse(
@@ -237,11 +244,15 @@ export function createRequireBearer(
           if (needed.length) {
             const missing = needed.filter((scope) => !scopes.includes(scope));
             if (missing.length) {
-              return refuse(
-                res,
-                new OAuthError('insufficient_scope', `This needs the scope ${missing.join(' ')}.`),
-                usedDpop,
+              const refusal = new OAuthError(
+                'insufficient_scope',
+                `This needs the scope ${missing.join(' ')}.`,
               );
+              if (!markStepUp) return refuse(res, refusal, usedDpop);
+              markStepUp()
+                .then(() => refuse(res, refusal, usedDpop))
+                .catch(next);
+              return;
             }
           }
           (req as AuthenticatedRequest).auth = {
@@ -259,6 +270,7 @@ export function createRequireBearer(
             ...(claims.act === undefined ? {} : { act: claims.act }),
             extra: { userId: claims.sub, grantId: claims.grant_id },
           };
+          if (markStepUp) onScopeRefusal(res, markStepUp);
           next();
         };
         // Usually answered from memory: no promise, no database read.

@@ -125,6 +125,10 @@ const migrations = (s: string): readonly string[] => [
   );
   CREATE INDEX upstream_tokens_expiry ON ${s}.oauth_upstream_tokens (expires_at);
   `,
+  // 9: until when a grant was refused a tool for want of scope (markScopeChallenge; see sqlite-schema.ts).
+  `
+  ALTER TABLE ${s}.oauth_grants ADD COLUMN challenged_until BIGINT;
+  `,
 ];
 
 /**

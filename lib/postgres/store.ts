@@ -229,6 +229,20 @@ export function createPostgresStore(
       )) !== undefined,
     revokeGrant: async (grantId) =>
       ((await one(revokeGrantSql, [grantId, now()])) as { revoked: number }).revoked > 0,
+    async markScopeChallenge(grantId, until) {
+      await query(
+        `UPDATE ${t('oauth_grants')} SET challenged_until = $2
+          WHERE grant_id = $1 AND revoked_at IS NULL AND expires_at > $3`,
+        [grantId, until, now()],
+      );
+    },
+    // One UPDATE: of two instances taking the same mark, the second finds it cleared once the first's row lock goes.
+    takeScopeChallenge: async (grantId) =>
+      (await one(
+        `UPDATE ${t('oauth_grants')} SET challenged_until = NULL
+          WHERE grant_id = $1 AND challenged_until > $2 RETURNING 1`,
+        [grantId, now()],
+      )) !== undefined,
     async listActiveGrants(userId) {
       const { rows } = await query(
         `SELECT ${grantColumns}, c.client_name FROM ${t('oauth_grants')} g JOIN ${t('oauth_clients')} c ON c.client_id = g.client_id

@@ -68,5 +68,16 @@ export function applyStoreCapabilities(
     );
     adjusted = { ...adjusted, clientDocuments: { ...adjusted.clientDocuments, enabled: false } };
   }
+  // The mark a refused tool leaves on its grant must be seen by the refresh, on whichever instance it comes to.
+  const marks =
+    typeof store.markScopeChallenge === 'function' && typeof store.takeScopeChallenge === 'function';
+  if (!marks && config.stepUpWindowMs > 0) {
+    warn(
+      'express-mcp-oauth: the store has no markScopeChallenge() and takeScopeChallenge(), so the step-up window is ' +
+        'off (a client that refreshes after a scope refusal is not sent to ask the user). Implement them (see ' +
+        'OAuthStore), or set stepUpWindowMs: 0.',
+    );
+    adjusted = { ...adjusted, stepUpWindowMs: 0 };
+  }
   return adjusted;
 }

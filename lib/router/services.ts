@@ -14,6 +14,7 @@ import { createPages } from '../pages/render';
 import type { OAuthStore, UpstreamTokenStore } from '../store/types';
 import { createUpstreamConnector } from '../upstream/client';
 import { createUpstreamTokens } from '../upstream/tokens';
+import { createStepUpWindow } from '../grants/step-up-window';
 
 /** The shared services, and the bearer check's memory of grants (revocation clears it at once). */
 export function createServices(
@@ -70,6 +71,7 @@ export function createServices(
           })
         : undefined,
     upstream,
+    stepUp: createStepUpWindow(store, config.stepUpWindowMs, config.now),
     revokeGrant: async (grantId, cause) => {
       // This process refuses the grant's tokens from now on, before the store has even answered.
       cache.forgetGrant(grantId);

@@ -27,15 +27,18 @@ export interface MemoryStoreOptions {
   clientDocuments?: boolean;
   /** Whether the store keeps client assertion ids for private_key_jwt (useAssertionId). Default true. */
   assertionIds?: boolean;
+  /** Whether the store keeps scope challenges (markScopeChallenge, takeScopeChallenge). Default true. */
+  scopeChallenges?: boolean;
 }
 
 /** The in-memory store: the storage contract, a signing key set and users' upstream tokens. */
 export type MemoryStore = OAuthStore & SigningKeyStore & UpstreamTokenStore;
 
-/** A grant with what only the store sees: its rotation pointer. */
+/** A grant with what only the store sees: its rotation pointer, and until when a scope challenge marks it. */
 interface StoredGrant {
   grant: GrantRecord;
   latestUsed: RotationPointer | null;
+  challengedUntil?: number;
 }
 
 /** A code with the mark of its first redemption. */
@@ -216,6 +219,19 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
       if (held !== undefined && alive({ expiresAt: held })) return false;
       assertionIds.set(id, expiresAt);
       return true;
+    };
+  }
+  if (options.scopeChallenges !== false) {
+    store.markScopeChallenge = (grantId, until) => {
+      const stored = liveGrant(grantId);
+      if (isActive(stored)) stored.challengedUntil = until;
+    };
+    store.takeScopeChallenge = (grantId) => {
+      const stored = liveGrant(grantId);
+      const until = stored?.challengedUntil;
+      if (stored === undefined || until === undefined) return false;
+      delete stored.challengedUntil;
+      return now() < until;
     };
   }
   if (options.clientDocuments !== false) {

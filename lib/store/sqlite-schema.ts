@@ -16,7 +16,9 @@
 //   token, written by the code exchange or rotation that issues it); revoked_at (NULL while active; revokes its
 //   refresh tokens);
 //   latest_token_hash, latest_used_at (the refresh token last used for the first time, and when: the rotation
-//   rule in lib/grants/rotation.ts needs nothing else). The bearer check reads it by primary key on every tool call.
+//   rule in lib/grants/rotation.ts needs nothing else); challenged_until (NULL, or until when a tool refused for want
+//   of scope sends the grant's next refresh to authorize again: lib/grants/step-up-window.ts). The bearer check reads
+//   it by primary key on every tool call.
 //
 // oauth_authorization_codes: one row per code.
 //   code_hash TEXT PK (SHA-256 of the code: a leaked database cannot be replayed as codes); grant_id FK;
@@ -185,6 +187,10 @@ const MIGRATIONS: readonly string[] = [
     expires_at INTEGER NOT NULL
   ) STRICT;
   CREATE INDEX upstream_tokens_expiry ON oauth_upstream_tokens (expires_at);
+  `,
+  // 9: until when a grant was refused a tool for want of scope (markScopeChallenge), for the step-up window.
+  `
+  ALTER TABLE oauth_grants ADD COLUMN challenged_until INTEGER;
   `,
 ];
 

@@ -30,6 +30,11 @@ const SQL = {
   // Only an active grant is revoked: a revoked one keeps the time of its first revocation.
   revokeGrant:
     'UPDATE oauth_grants SET revoked_at = ? WHERE grant_id = ? AND revoked_at IS NULL AND expires_at > ?',
+  markScopeChallenge:
+    'UPDATE oauth_grants SET challenged_until = ? WHERE grant_id = ? AND revoked_at IS NULL AND expires_at > ?',
+  // Only a live mark is taken; an expired one stays until the next mark replaces it, harmless.
+  takeScopeChallenge:
+    'UPDATE oauth_grants SET challenged_until = NULL WHERE grant_id = ? AND challenged_until > ?',
   // A code exchange that issues a first refresh token marks the grant used, as a rotation does.
   markGrantUsed: 'UPDATE oauth_grants SET last_used_at = ? WHERE grant_id = ?',
   listGrants: `SELECT ${GRANT_COLUMNS('g')}, c.client_name FROM oauth_grants g JOIN oauth_clients c ON c.client_id = g.client_id

@@ -198,6 +198,10 @@ export function createSqliteStore(
       const at = now();
       return sql.revokeGrant.run(at, grantId, at).changes > 0;
     },
+    markScopeChallenge: (grantId, until) => {
+      sql.markScopeChallenge.run(until, grantId, now());
+    },
+    takeScopeChallenge: (grantId) => sql.takeScopeChallenge.run(grantId, now()).changes === 1,
     listActiveGrants: (userId) =>
       (sql.listGrants.all(userId, now()) as Row[]).map((row): GrantWithClient => ({
         ...toGrant(row),

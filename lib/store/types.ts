@@ -202,6 +202,19 @@ export interface OAuthStore {
   /** Whether the grant exists, is unexpired and is not revoked. The bearer check calls it on every request. */
   isGrantActive(grantId: string): MaybePromise<boolean>;
   /**
+   * Marks an active grant (unexpired, not revoked) as refused a tool for want of scope, until `until`, replacing an
+   * earlier mark; does nothing for any other grant. The mark lives with the grant (it goes when the grant is purged)
+   * and is never part of the GrantRecord read back. Optional, with takeScopeChallenge: a store without them turns
+   * off the step-up window (the router's stepUpWindowMs).
+   */
+  markScopeChallenge?(grantId: string, until: number): MaybePromise<void>;
+  /**
+   * A test-and-clear, atomic across connections and instances: if the grant's mark is later than the store's clock,
+   * clears it and returns true; otherwise returns false (clearing an expired mark or not). Of concurrent calls for
+   * one mark, at most one returns true.
+   */
+  takeScopeChallenge?(grantId: string): MaybePromise<boolean>;
+  /**
    * Revokes an active grant (unexpired, not revoked): sets its revokedAt to the store's own clock and returns true.
    * Otherwise changes nothing and returns false, so a second revocation keeps the first one's time. Revoking a grant
    * revokes every refresh token issued under it: the store reads each token with its grant (findRefreshToken).

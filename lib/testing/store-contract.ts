@@ -50,7 +50,12 @@ export interface StoreContractOptions {
   without?: readonly OptionalCapability[];
 }
 
-const OPTIONAL_CAPABILITIES: readonly OptionalCapability[] = ['createGrantWithClient', 'useAssertionId'];
+const OPTIONAL_CAPABILITIES: readonly OptionalCapability[] = [
+  'createGrantWithClient',
+  'useAssertionId',
+  'markScopeChallenge',
+  'takeScopeChallenge',
+];
 
 /** Registers every case of the store contract with the given runner. */
 export function describeStoreContract({
@@ -203,6 +208,49 @@ export function describeStoreContract({
         for (let removed = -1; removed !== 0;) total += removed = await store.purgeExpired(10);
         expect(total).toBe(1);
         expect(await store.useAssertionId!('client-a', 'live', clock.now() + MINUTE)).toBe(false);
+      });
+    });
+
+    describe('scope challenges', () => {
+      const test = env.testWith('takeScopeChallenge');
+      test('a mark is taken once while it lives, and is never part of the grant read back', async () => {
+        const grant = await newGrant();
+        await store.markScopeChallenge!(grant.grantId, clock.now() + MINUTE);
+        expect(await store.findGrant(grant.grantId)).toEqual(grant);
+        expect(await store.takeScopeChallenge!(grant.grantId)).toBe(true);
+        expect(await store.takeScopeChallenge!(grant.grantId)).toBe(false);
+        expect(await store.takeScopeChallenge!('no-such-grant')).toBe(false);
+      });
+
+      test('an expired mark is not taken; a later mark replaces an earlier one', async () => {
+        const grant = await newGrant();
+        await store.markScopeChallenge!(grant.grantId, clock.now() + MINUTE);
+        clock.advance(MINUTE);
+        expect(await store.takeScopeChallenge!(grant.grantId)).toBe(false);
+        await store.markScopeChallenge!(grant.grantId, clock.now() + MINUTE);
+        await store.markScopeChallenge!(grant.grantId, clock.now() + 2 * MINUTE);
+        clock.advance(90 * SECOND);
+        expect(await store.takeScopeChallenge!(grant.grantId)).toBe(true);
+      });
+
+      test('only an active grant is marked', async () => {
+        const grant = await newGrant();
+        await store.revokeGrant(grant.grantId);
+        await store.markScopeChallenge!(grant.grantId, clock.now() + MINUTE);
+        await store.markScopeChallenge!('no-such-grant', clock.now() + MINUTE);
+        expect(await store.takeScopeChallenge!(grant.grantId)).toBe(false);
+        expect(await store.takeScopeChallenge!('no-such-grant')).toBe(false);
+      });
+
+      test('a mark raced over many connections is taken exactly once', async () => {
+        const grant = await newGrant();
+        await store.markScopeChallenge!(grant.grantId, clock.now() + MINUTE);
+        const calls = Array.from({ length: 16 }, () => ({
+          method: 'takeScopeChallenge' as const,
+          args: [grant.grantId],
+        }));
+        const outcomes = await race(calls);
+        expect(outcomes.filter((outcome) => outcome === true)).toHaveLength(1);
       });
     });
 

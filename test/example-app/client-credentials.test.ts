@@ -91,8 +91,17 @@ const companyName = (base: string, token: string) =>
     return (result.structuredContent as { name: string }).name;
   });
 
-const toolNames = (base: string, token: string) =>
-  withMcp(base, token, async (client) => (await client.listTools()).tools.map((tool) => tool.name).sort());
+/** Whether the token may call the tool: true when it runs, false when it is refused with 403 insufficient_scope. */
+const mayCall = (base: string, token: string, name: string) =>
+  withMcp(base, token, (client) =>
+    client.callTool({ name, arguments: {} }).then(
+      () => true,
+      (error: { code?: number }) => {
+        if (error.code === 403) return false;
+        throw error;
+      },
+    ),
+  );
 
 let app: RunningExampleApp;
 let documents: DocumentServer;
@@ -328,12 +337,13 @@ describe('a machine client, through openid-client and the MCP client', () => {
 
     // The MCP client with the machine's token: Bob's company, not the owner's.
     expect(await companyName(app.baseUrl, tokenOf(full))).toBe('Bob Builders');
-    expect(await toolNames(app.baseUrl, tokenOf(full))).toEqual([
-      'get_client',
-      'get_company',
-      'list_clients',
-    ]);
-    expect(await toolNames(app.baseUrl, tokenOf(narrower))).toEqual(['get_company']);
+    for (const [token, name, allowed] of [
+      [tokenOf(full), 'list_clients', true],
+      [tokenOf(full), 'list_invoices', false],
+      [tokenOf(narrower), 'get_company', true],
+      [tokenOf(narrower), 'list_clients', false],
+    ] as const)
+      expect([name, await mayCall(app.baseUrl, token, name)]).toEqual([name, allowed]);
     // A user's token works as before, on its own user's company.
     expect(await companyName(app.baseUrl, await app.mintToken(['company:read']))).not.toBe('Bob Builders');
   });

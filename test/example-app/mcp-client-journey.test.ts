@@ -1,5 +1,6 @@
-// The reference app end to end with the official MCP SDK client and an OAuthClientProvider: discovery through the
-// 401, registration, consent in headless Chromium, exchange, tools within the granted scopes, refusal outside them,
+// The reference app end to end with the official MCP SDK 1.x client and an OAuthClientProvider: discovery through
+// the 401, registration, consent in headless Chromium, exchange, tools within the granted scopes, step-up for a tool
+// outside them (the SDK refreshes first and is sent to ask; it asks for the challenge's scope, and keeps what it had),
 // refresh when the access token expires (the server's clock moved past it, not waited for), and no access after
 // revocation on the "Connected apps" page.
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -73,19 +74,13 @@ describeInBrowser('the reference app with the official MCP client', () => {
     await first.finishAuth(query.get('code')!);
     expect(state.tokens?.scope).toBe('fakture:read fakture:write clients:read');
 
-    // 3. Connected: only the allowed tools are listed; read and write tools work.
+    // 3. Connected: every tool is listed, those of the unticked scopes too (calling one is the step-up below); read
+    // and write tools work.
     const client = new Client({ name: 'journey', version: '1.0.0' });
-    await client.connect(new StreamableHTTPClientTransport(mcpUrl, { authProvider: provider }));
-    const tools = (await client.listTools()).tools.map((tool) => tool.name).sort();
-    expect(tools).toEqual([
-      'create_invoice',
-      'delete_invoice',
-      'get_client',
-      'get_invoice',
-      'list_clients',
-      'list_invoices',
-      'update_invoice',
-    ]);
+    const transport = new StreamableHTTPClientTransport(mcpUrl, { authProvider: provider });
+    await client.connect(transport);
+    const tools = (await client.listTools()).tools.map((tool) => tool.name);
+    expect(tools).toEqual(expect.arrayContaining(['create_invoice', 'list_clients', 'update_company']));
     const clients = (await client.callTool({ name: 'list_clients', arguments: {} })).structuredContent as {
       total: number;
     };
@@ -96,19 +91,49 @@ describeInBrowser('the reference app with the official MCP client', () => {
     });
     expect(created.structuredContent).toMatchObject({ status: 'draft', total: 22800 });
 
-    // 4. Outside the granted scopes: 403 insufficient_scope, nothing changed. The SDK answers it by refreshing and
-    // sending the call once more (it asks the user again only when the refresh fails): the refresh keeps the grant's
-    // scopes, so the second try is refused too, and the SDK gives up instead of looping.
+    // 4. Step-up. Outside the granted scopes: 403 insufficient_scope, nothing changed, and a challenge naming the
+    // token's scopes with the tool's. The SDK refreshes first; the step-up window answers that refresh invalid_grant,
+    // so the SDK drops its tokens and sends the user to authorize with the challenge's scope, instead of giving up
+    // with "403 after trying upscoping" as it did before the window.
     const before = await snapshot(app);
-    const rotatedFrom = state.tokens!.refresh_token;
     const asked = state.authorizationUrls.length;
     await expect(client.callTool({ name: 'update_company', arguments: { city: 'Paris' } })).rejects.toThrow(
-      /403 after trying upscoping/,
+      /Unauthorized/,
     );
     expect(await snapshot(app)).toBe(before);
-    expect(state.tokens!.refresh_token).not.toBe(rotatedFrom);
-    expect(state.tokens!.scope).toBe('fakture:read fakture:write clients:read');
-    expect(state.authorizationUrls).toHaveLength(asked);
+    expect(state.authorizationUrls).toHaveLength(asked + 1);
+    const stepUp = state.authorizationUrls[asked]!;
+    expect(stepUp.searchParams.get('scope')!.split(' ').sort()).toEqual([
+      'clients:read',
+      'company:read',
+      'company:write',
+      'fakture:read',
+      'fakture:write',
+    ]);
+    // The consent page shows what the app can already do, and asks only about what is new.
+    const stepped = callback.nextCallback();
+    await page.goto(stepUp.href);
+    if (await page.getByLabel('Email').isVisible()) await signIn(page);
+    await page.getByRole('button', { name: 'Allow' }).waitFor();
+    expect(await page.textContent('main')).toContain('It can already:');
+    const asking: string[] = [];
+    for (const box of await page.getByRole('checkbox').all())
+      asking.push((await page.locator(`label[for="${await box.getAttribute('id')}"]`).textContent())!.trim());
+    expect(asking.sort()).toEqual(['Read your company information', 'Update your company information']);
+    await page.getByRole('button', { name: 'Allow' }).click();
+    await transport.finishAuth((await stepped).get('code')!);
+    expect(state.tokens!.scope!.split(' ').sort()).toEqual([
+      'clients:read',
+      'company:read',
+      'company:write',
+      'fakture:read',
+      'fakture:write',
+    ]);
+    // The tool runs now, and what was allowed before still works.
+    const updated = await client.callTool({ name: 'update_company', arguments: { city: 'Paris' } });
+    expect(updated.isError).toBeFalsy();
+    expect(await snapshot(app)).not.toBe(before);
+    expect((await client.callTool({ name: 'list_clients', arguments: {} })).isError).toBeFalsy();
 
     // 5. The access token expires (its default hour, plus the verifier's 5 s of skew): the SDK refreshes and carries
     // on. (Without the clock moved, the same call keeps the tokens it has.)

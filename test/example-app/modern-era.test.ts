@@ -55,10 +55,9 @@ test.each([[['fakture:read']], [['clients:read', 'dokument:read']], [['fakture:w
         inputSchema,
       }));
     const modernTools = strip((await modern.listTools()).tools);
-    expect(modernTools.length).toBeGreaterThan(0);
     expect(modernTools).toEqual(strip((await (legacy as Client).listTools()).tools));
-    for (const { name } of modernTools)
-      expect(TOOLS_BY_NAME.get(name)!.scopes.every((scope) => scopes.includes(scope))).toBe(true);
+    // Every tool, whatever the token's scopes: one outside them meets the step-up challenge when called.
+    expect(modernTools.map(({ name }) => name).sort()).toEqual([...TOOLS_BY_NAME.keys()].sort());
   },
 );
 

@@ -36,6 +36,12 @@ export function memoryProvider(redirectUrl: string, overrides: Partial<OAuthClie
       state.verifier = verifier;
     },
     codeVerifier: () => state.verifier,
+    // As real clients do: the SDK calls it when the server says a credential is dead (invalid_grant drops the tokens).
+    invalidateCredentials: (scope) => {
+      if (scope === 'all' || scope === 'tokens') state.tokens = undefined;
+      if (scope === 'all' || scope === 'client') state.client = undefined;
+      if (scope === 'all' || scope === 'verifier') state.verifier = '';
+    },
     ...overrides,
   };
   return { provider, state };

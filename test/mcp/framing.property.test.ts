@@ -257,10 +257,15 @@ async function listen(
   }[parser];
   const handler =
     mode === '2.x handler'
-      ? createMcpEndpoint({ handler: createMcpHandler(createServerV2), toolScopes: TOOL_SCOPES })
+      ? createMcpEndpoint({
+          handler: createMcpHandler(createServerV2),
+          toolScopes: TOOL_SCOPES,
+          hideToolsOutsideScope: true,
+        })
       : createMcpEndpoint({
           createServer,
           toolScopes: TOOL_SCOPES,
+          hideToolsOutsideScope: true,
           maxServers: 2,
           streaming: mode === '1.x streaming',
         });

@@ -89,14 +89,27 @@ const call = (name: string, args: Record<string, unknown> = {}, id = 1) => ({
 });
 const token = async (scope: string) => (await obtainTokens(server, {}, { scope })).tokens.access_token;
 
+const ALL_TOOLS = ['whoami', 'list_invoices', 'delete_invoice'];
+
+test.each(['fakture:read', 'clients:read', 'fakture:write'])(
+  'tools/list with %s shows every tool: one outside the scopes meets the step-up challenge when called',
+  async (scope) => {
+    const app = mount();
+    const res = await rpc(app, await token(scope), { jsonrpc: '2.0', id: 7, method: 'tools/list' });
+    expect(res.status).toBe(200);
+    expect(res.body.id).toBe(7);
+    expect(res.body.result.tools.map((tool: { name: string }) => tool.name)).toEqual(ALL_TOOLS);
+  },
+);
+
 test.each([
   ['fakture:read', ['whoami', 'list_invoices']],
-  ['fakture:read fakture:write', ['whoami', 'list_invoices', 'delete_invoice']],
+  ['fakture:read fakture:write', ALL_TOOLS],
   ['clients:read', ['whoami']],
   // Both scopes are needed: fakture:write alone does not show a tool that also reads invoices.
   ['fakture:write', ['whoami']],
-])('tools/list with %s shows %j', async (scope, names) => {
-  const app = mount();
+])('with hideToolsOutsideScope, tools/list with %s shows %j', async (scope, names) => {
+  const app = mount({ hideToolsOutsideScope: true });
   const res = await rpc(app, await token(scope), { jsonrpc: '2.0', id: 7, method: 'tools/list' });
   expect(res.status).toBe(200);
   expect(res.body.id).toBe(7);
@@ -301,6 +314,11 @@ test.each([
   ['a factory that returns no server', { createServer: () => ({}) }, /must return an McpServer/],
   ['maxServers 0', { createServer: notesServer({ built: 0 }), maxServers: 0 }, /maxServers/],
   [
+    'hideToolsOutsideScope not a boolean',
+    { createServer: notesServer({ built: 0 }), hideToolsOutsideScope: 1 },
+    /hideToolsOutsideScope must be true or false/,
+  ],
+  [
     'rememberToolList not a boolean',
     { createServer: notesServer({ built: 0 }), rememberToolList: 'no' },
     /rememberToolList must be true or false/,
@@ -320,7 +338,7 @@ test.each([
 });
 
 test('the SDK client lists and calls tools through it, with the tools of its scopes only', async () => {
-  const app = mount();
+  const app = mount({ hideToolsOutsideScope: true });
   const listener: HttpServer = await new Promise((resolve) => {
     const started = app.listen(0, '127.0.0.1', () => resolve(started));
   });

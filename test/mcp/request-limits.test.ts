@@ -80,7 +80,7 @@ beforeEach(() => {
 
 describe('the framings of the review: the scope gate and the SDK read one message', () => {
   let host: Awaited<ReturnType<typeof listen>>;
-  beforeAll(async () => (host = await listen()));
+  beforeAll(async () => (host = await listen({ hideToolsOutsideScope: true })));
   afterAll(() => host.close());
 
   test.each([

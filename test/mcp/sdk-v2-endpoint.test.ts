@@ -105,11 +105,21 @@ describe.each(['modern', 'legacy'] as const)('the SDK 2.x client, %s era', (era)
     ['fakture:read', ['whoami', 'list_invoices']],
     ['fakture:read fakture:write', ['whoami', 'list_invoices', 'delete_invoice']],
     ['fakture:write', ['whoami']],
-  ])('with %s, tools/list shows %j', async (scope, names) => {
-    const session = await connect(mount(), await token(scope), era);
+  ])('with %s and hideToolsOutsideScope, tools/list shows %j', async (scope, names) => {
+    const session = await connect(mount({ hideToolsOutsideScope: true }), await token(scope), era);
     try {
       const { tools } = await session.client.listTools();
       expect(tools.map((tool) => tool.name)).toEqual(names);
+    } finally {
+      await session.close();
+    }
+  });
+
+  test('by default tools/list shows every tool, those outside the scopes too', async () => {
+    const session = await connect(mount(), await token('fakture:write'), era);
+    try {
+      const { tools } = await session.client.listTools();
+      expect(tools.map((tool) => tool.name)).toEqual(['whoami', 'list_invoices', 'delete_invoice']);
     } finally {
       await session.close();
     }
@@ -186,7 +196,7 @@ test('a tools/call whose Mcp-Name header names another tool is judged by its bod
 });
 
 test('the 2025 leg answers tools/list as an event stream, filtered to the token', async () => {
-  const res = await request(mount())
+  const res = await request(mount({ hideToolsOutsideScope: true }))
     .post('/mcp')
     .set('Authorization', `Bearer ${await token('fakture:write')}`)
     .set('Accept', 'application/json, text/event-stream')
@@ -240,7 +250,7 @@ describe('an answer the endpoint cannot read where it must filter tools/list is 
           headers: { 'Content-Type': 'application/json' },
         }),
     };
-    const res = await listing(mount({ handler }), await token('fakture:read'));
+    const res = await listing(mount({ handler, hideToolsOutsideScope: true }), await token('fakture:read'));
     expect(res.status).toBe(502);
     expect(res.body.error.code).toBe(-32603);
     expect(res.text).not.toMatch(/delete_invoice/);
@@ -253,7 +263,7 @@ describe('an answer the endpoint cannot read where it must filter tools/list is 
           headers: { 'Content-Type': 'text/event-stream' },
         }),
     };
-    const app = mount({ handler });
+    const app = mount({ handler, hideToolsOutsideScope: true });
     const listener = await listenOnLoopback(app);
     try {
       const accessToken = await token('fakture:read');
@@ -386,6 +396,7 @@ describe('both majors: 2025-era requests to the pool of 1.x servers, 2026-07-28 
       handler: createMcpHandler(factory, { legacy: 'reject' }),
       createServer: v1Server,
       maxServers: 2,
+      hideToolsOutsideScope: true,
     });
 
   test('the 2.x client in the modern era reaches the 2.x server, its tools filtered and gated', async () => {

@@ -13,9 +13,9 @@ const memoryHarness =
 
 describeStoreContract({ name: 'memory', factory: memoryHarness(), describe, test });
 describeStoreContract({
-  name: 'memory, without client documents or assertion ids',
-  factory: memoryHarness({ clientDocuments: false, assertionIds: false }),
+  name: 'memory, without client documents, assertion ids or scope challenges',
+  factory: memoryHarness({ clientDocuments: false, assertionIds: false, scopeChallenges: false }),
   describe,
   test,
-  without: ['createGrantWithClient', 'useAssertionId'],
+  without: ['createGrantWithClient', 'useAssertionId', 'markScopeChallenge', 'takeScopeChallenge'],
 });

@@ -1,0 +1,76 @@
+// The step-up window: a client that answers a scope challenge by refreshing is sent to authorize again.
+//
+// The MCP spec's step-up (RFC 6750 §3.1 insufficient_scope, then a new authorization request for the challenge's
+// scope) assumes the client goes to the authorization endpoint. The MCP SDK 1.x client, like others, refreshes first
+// when it holds a refresh token: the refresh succeeds with the grant's scopes (RFC 6749 §6 never widens them), the
+// retry is refused again, and the client gives up without ever asking the person. So when a tool is refused for want
+// of scope, the grant is marked for a short window, and the first refresh of its current token in that window is
+// refused with invalid_grant: the client drops its tokens and authorizes with the challenge's scope, which names what
+// the token had together with what the tool needs. Nothing is revoked: the grant, and its refresh token, still work
+// until the new grant replaces it (replace-earlier.ts) or the person revokes it.
+//
+// Only a first use of the grant's current token is refused. A used token presented again is reuse or a retry, which
+// the rotation rule decides as always (a stolen token must still revoke the grant). The mark is taken once, so a
+// client that refreshes again is served. A refresh without a mark costs one conditional write that finds nothing (a
+// refresh is rare next to tool calls); the token is read only when there was a mark to take.
+import { refreshTokenKey } from '../crypto/refresh-token';
+import type { OAuthStore, RefreshTokenLookup } from '../store/types';
+import { invalidGrant } from './grant-token-response';
+
+/** Default length of the window, in milliseconds: long enough for a client that asks the person first. */
+const DEFAULT_STEP_UP_WINDOW_MS = 120_000;
+
+/** The window as the router uses it. */
+export interface StepUpWindow {
+  /** Marks the grant: a tool was refused for want of scope now. */
+  mark(grantId: string): Promise<void>;
+  /**
+   * Throws invalid_grant if this refresh, of the grant's current token by the client that holds it, is the first one
+   * since a refusal.
+   */
+  checkRefresh(presentedToken: string, clientId: string): Promise<void>;
+}
+
+/** Checks the router's `stepUpWindowMs` option, failing fast with a message that says how to fix it. */
+export function parseStepUpWindowMs(value: unknown, fail: (message: string) => never): number {
+  if (value === undefined) return DEFAULT_STEP_UP_WINDOW_MS;
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 0 || value > 3_600_000)
+    fail('stepUpWindowMs must be a whole number of milliseconds from 0 (off) to 3,600,000 (an hour).');
+  return value;
+}
+
+/** The window, or undefined when off: `windowMs` 0, as the router makes it for a store without the marks. */
+export function createStepUpWindow(
+  store: Pick<OAuthStore, 'markScopeChallenge' | 'takeScopeChallenge' | 'findRefreshToken'>,
+  windowMs: number,
+  now: () => number,
+): StepUpWindow | undefined {
+  if (windowMs === 0) return undefined;
+  return {
+    async mark(grantId) {
+      await store.markScopeChallenge!(grantId, now() + windowMs);
+    },
+    async checkRefresh(presentedToken, clientId) {
+      // "<grant id>.<secret>" (crypto/refresh-token.ts); a token from before that format names no grant: served.
+      const dot = presentedToken.indexOf('.');
+      if (dot <= 0) return;
+      const grantId = presentedToken.slice(0, dot);
+      if (!(await store.takeScopeChallenge!(grantId))) return;
+      const found = await store.findRefreshToken(refreshTokenKey(presentedToken));
+      if (!found || found.token.clientId !== clientId || !isCurrent(found)) {
+        // Not the token the mark waits for (a used one presented again, another client's, a made-up one): the mark
+        // goes back, for a whole window from now, and the rotation rule judges this one.
+        await store.markScopeChallenge!(grantId, now() + windowMs);
+        return;
+      }
+      throw invalidGrant(
+        'A tool needed more scope than this authorization holds: ask the user again at the authorization ' +
+          'endpoint, for the scope the 403 challenge named. The authorization itself is unchanged.',
+      );
+    },
+  };
+}
+
+/** The grant's current token: unused, the child of the latest used one (or a first token, while none was used). */
+const isCurrent = ({ token, grant, latestUsed }: RefreshTokenLookup) =>
+  grant.revokedAt === null && token.key !== latestUsed?.key && token.parentKey === (latestUsed?.key ?? null);
