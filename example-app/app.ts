@@ -142,6 +142,9 @@ export async function createExampleApp(
     lifetimes: config.accessTokenTtl ? { accessToken: config.accessTokenTtl } : {},
     authenticateUser: (email, password) => authenticateUser(db, email, password),
     clientMetadataDocuments: { ...extras.clientMetadataDocuments, allowLoopback: config.cimdAllowLoopback },
+    // Agents with no browser at hand (a CLI on a remote box, a CI job): the device shows a code, the person types it
+    // at /device (RFC 8628).
+    deviceAuthorization: true,
     // Enterprise-Managed Authorization: an ID-JAG of a trusted IdP names the user by its email claim, which the library
     // passes on only when the IdP verified it and it is within the domains TRUSTED_IDPS gives that IdP. The IdPs'
     // keys are fetched like client documents (the settings just above: loopback, the test CA).

@@ -2,7 +2,7 @@
 
 /**
  * Every error code this server can return, from RFC 6749 §4.1.2.1 and §5.2, RFC 7591 §3.2.2, RFC 6750 §3.1,
- * RFC 7009 §2.2.1, RFC 8707 §2 and RFC 9449 §5 and §8.
+ * RFC 7009 §2.2.1, RFC 8707 §2, RFC 8628 §3.5 and RFC 9449 §5 and §8.
  */
 export type OAuthErrorCode =
   | 'invalid_request'
@@ -24,7 +24,10 @@ export type OAuthErrorCode =
   | 'method_not_allowed'
   | 'too_many_requests'
   | 'invalid_dpop_proof'
-  | 'use_dpop_nonce';
+  | 'use_dpop_nonce'
+  | 'authorization_pending'
+  | 'slow_down'
+  | 'expired_token';
 
 /** The HTTP status of each code when it is answered directly (not by redirect). */
 export const OAUTH_ERROR_STATUS: Readonly<Record<OAuthErrorCode, number>> = Object.freeze({
@@ -48,6 +51,9 @@ export const OAUTH_ERROR_STATUS: Readonly<Record<OAuthErrorCode, number>> = Obje
   too_many_requests: 429,
   invalid_dpop_proof: 400, // RFC 9449 §5 (a protected resource answers 401, §7.1)
   use_dpop_nonce: 400, // RFC 9449 §8
+  authorization_pending: 400, // RFC 8628 §3.5, as every token endpoint error (RFC 6749 §5.2)
+  slow_down: 400,
+  expired_token: 400,
 });
 
 /** Extra details of an OAuthError. */

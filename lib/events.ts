@@ -24,8 +24,9 @@ type OAuthEventType =
   | 'code.replayed'
   | 'token.refreshed'
   /**
-   * An access token issued to an operator's client without a consent page (`grantType`): client_credentials (no
-   * user), or jwt-bearer with an enterprise IdP's ID-JAG (for the user it names).
+   * An access token issued without a code (`grantType`): to an operator's client by client_credentials (no user) or
+   * jwt-bearer with an enterprise IdP's ID-JAG (for the user it names), or to a device by its device code, which the
+   * user approved on another device (RFC 8628).
    */
   | 'token.issued'
   /**
@@ -130,7 +131,8 @@ export interface OAuthEvent {
     | 'refresh_token'
     | 'client_credentials'
     | 'urn:ietf:params:oauth:grant-type:jwt-bearer'
-    | 'urn:ietf:params:oauth:grant-type:token-exchange';
+    | 'urn:ietf:params:oauth:grant-type:token-exchange'
+    | 'urn:ietf:params:oauth:grant-type:device_code';
   /** token.exchanged: the downstream resource the token is for. */
   resource?: string;
   /** token.exchanged: who acts (the new token's act.sub). */

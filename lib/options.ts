@@ -34,6 +34,11 @@ import {
   type WorkloadIdentityOptions,
 } from './workload/options';
 import { parseStepUpWindowMs } from './grants/step-up-window';
+import {
+  parseDeviceAuthorization,
+  type DeviceAuthorizationConfig,
+  type DeviceAuthorizationOptions,
+} from './device/options';
 
 export interface BearerCacheOptions {
   /** How many verified tokens to remember (the oldest go first). 0 turns the token cache off. Default 10,000. */
@@ -179,6 +184,14 @@ export interface OAuthRouterOptions {
    * 120,000 (two minutes).
    */
   stepUpWindowMs?: number;
+  /**
+   * The device authorization grant (RFC 8628), for clients with no browser at hand (a CLI on a remote box, a CI job,
+   * an agent in a container): true, or `{ expiresIn, interval }` in seconds (defaults 600 and 5). The device gets a
+   * user code to show; the person types it at `<issuer>/device` (paths.device), signs in and consents there, and
+   * the device polls the token endpoint. Off by default; it needs a store with the device authorization methods and
+   * useAssertionId.
+   */
+  deviceAuthorization?: DeviceAuthorizationOptions | boolean;
 }
 
 /** The absolute URL of each endpoint, as the metadata publishes them. */
@@ -189,6 +202,9 @@ export interface OAuthEndpoints {
   revocation: string;
   introspection: string;
   jwks: string;
+  /** The device authorization endpoint and the page people type user codes on (RFC 8628), when offered. */
+  deviceAuthorization?: string;
+  device?: string;
 }
 
 /** The parsed configuration the handlers use. */
@@ -237,6 +253,8 @@ export interface OAuthConfig {
   /** DPoP's settings; undefined when it is off (by the option, or a store that keeps no assertion ids). */
   dpop: DpopConfig | undefined;
   stepUpWindowMs: number;
+  /** The device authorization grant's settings; undefined when it is off. */
+  deviceAuthorization: DeviceAuthorizationConfig | undefined;
 }
 
 export type { Store as RateLimitStore };
@@ -368,6 +386,7 @@ export function parseOptions(options: OAuthRouterOptions): OAuthConfig {
   }
   const scopeNames = new Set(Object.keys(scopes));
   const tokenExchange = parseTokenExchange(options.tokenExchange, resources, scopeNames, fail);
+  const deviceAuthorization = parseDeviceAuthorization(options.deviceAuthorization, fail);
 
   return {
     issuer,
@@ -380,6 +399,10 @@ export function parseOptions(options: OAuthRouterOptions): OAuthConfig {
       revocation: issuer + paths.revocation,
       introspection: issuer + paths.introspection,
       jwks: issuer + paths.jwks,
+      ...(deviceAuthorization && {
+        deviceAuthorization: issuer + paths.deviceAuthorization,
+        device: issuer + paths.device,
+      }),
     },
     resources,
     scopes: Object.freeze({ ...scopes }),
@@ -419,6 +442,7 @@ export function parseOptions(options: OAuthRouterOptions): OAuthConfig {
     workloadIdentity: parseWorkloadIdentity(options.workloadIdentity, issuer, scopeNames, fail),
     dpop: parseDpopOptions(options.dpop, secret, now, fail),
     stepUpWindowMs: parseStepUpWindowMs(options.stepUpWindowMs, fail),
+    deviceAuthorization,
   };
 }
 

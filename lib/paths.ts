@@ -17,6 +17,14 @@ export interface EndpointPaths {
   jwks: string;
   /** Where upstream providers send the browser back (the `upstream` option): register `<issuer><path>` with them. */
   upstreamCallback: string;
+  /** The device authorization endpoint (RFC 8628 §3.1), with the `deviceAuthorization` option. */
+  deviceAuthorization: string;
+  /**
+   * The page where a person types a device's user code (RFC 8628 §3.3, its verification_uri), with the
+   * `deviceAuthorization` option. Its form, and the sign-in and consent that follow, live under the authorization
+   * endpoint's path, where the browser's cookies are.
+   */
+  device: string;
 }
 
 export const DEFAULT_PATHS: Readonly<EndpointPaths> = Object.freeze({
@@ -27,6 +35,8 @@ export const DEFAULT_PATHS: Readonly<EndpointPaths> = Object.freeze({
   introspection: '/v1/oauth/introspect',
   jwks: '/v1/oauth/jwks',
   upstreamCallback: '/v1/oauth/upstream/callback',
+  deviceAuthorization: '/v1/oauth/device_authorization',
+  device: '/device',
 });
 
 /** The two forms behind the authorization endpoint. */
@@ -34,6 +44,10 @@ export const signInPath = (paths: EndpointPaths) => `${paths.authorization}/sign
 export const decisionPath = (paths: EndpointPaths) => `${paths.authorization}/decision`;
 /** The sign-in page's "Continue with <provider>" links. */
 export const upstreamStartPath = (paths: EndpointPaths) => `${paths.authorization}/upstream`;
+/** The device flow's pages below the authorization endpoint: the code looked up, then sign-in and consent. */
+export const deviceCodePath = (paths: EndpointPaths) => `${paths.authorization}/device`;
+export const deviceSignInPath = (paths: EndpointPaths) => `${paths.authorization}/device/sign-in`;
+export const deviceDecisionPath = (paths: EndpointPaths) => `${paths.authorization}/device/decision`;
 
 const PATH = /^(\/[A-Za-z0-9\-._~]+)+$/;
 
@@ -49,7 +63,15 @@ export function parsePaths(input: unknown, fail: (message: string) => never): Re
       fail(`paths.${name} must be a path such as "/oauth/${name}" (plain segments, no trailing slash).`);
     paths[name as keyof EndpointPaths] = value;
   }
-  const all = [...Object.values(paths), signInPath(paths), decisionPath(paths), upstreamStartPath(paths)];
+  const all = [
+    ...Object.values(paths),
+    signInPath(paths),
+    decisionPath(paths),
+    upstreamStartPath(paths),
+    deviceCodePath(paths),
+    deviceSignInPath(paths),
+    deviceDecisionPath(paths),
+  ];
   if (new Set(all).size !== all.length) fail('paths must give every endpoint a path of its own.');
   return Object.freeze(paths);
 }

@@ -44,6 +44,18 @@ export interface RateLimitOptions {
    * it serves; raise it (or cache answers for a few seconds) for one that serves more.
    */
   introspect?: LimitOptions | false;
+  /** The device authorization endpoint (RFC 8628 §3.1). Default 60 per 15 minutes per IP. */
+  deviceAuthorization?: LimitOptions | false;
+  /**
+   * User codes typed on the device page that match no live device authorization, per IP (RFC 8628 §5.1: guessing).
+   * Default 20 per 15 minutes.
+   */
+  userCode?: LimitOptions | false;
+  /**
+   * How often one user code may be typed, from any addresses, right or wrong: a code seen over a shoulder, or
+   * guessed, is not tried at length. Default 10 per 15 minutes.
+   */
+  userCodePerCode?: LimitOptions | false;
   /** Makes the store of one limit, so that several instances share counts (e.g. rate-limit-redis). */
   store?: (name: RateLimitName) => Store;
 }
@@ -56,7 +68,10 @@ export type RateLimitName =
   | 'signInSlowdown'
   | 'token'
   | 'revoke'
-  | 'introspect';
+  | 'introspect'
+  | 'deviceAuthorization'
+  | 'userCode'
+  | 'userCodePerCode';
 
 type LimitName = Exclude<RateLimitName, 'signInSlowdown'>;
 
@@ -75,6 +90,9 @@ const DEFAULTS: Record<LimitName, number> = {
   token: 300,
   revoke: 60,
   introspect: 3000,
+  deviceAuthorization: 60,
+  userCode: 20,
+  userCodePerCode: 10,
 };
 
 export function parseRateLimits(

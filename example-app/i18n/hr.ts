@@ -46,8 +46,22 @@ const MESSAGES: Record<PageMessageKey, string> = {
   'consent.keptNote': 'To ste već dopustili i ostaje dopušteno.',
   'consent.tools': 'Alati:',
   'consent.changesData': 'mijenja podatke',
+  'consent.device':
+    'Ovaj pristup traži uređaj, a ne ovaj preglednik: prikazao vam je kôd `{code}`. Dopustite samo ako ste to ' +
+    'pokrenuli na svojem uređaju. Prijavljeni ste kao {user}.',
   'consent.deny': 'Odbij',
   'consent.allow': 'Dopusti',
+  'device.title': 'Povezivanje uređaja',
+  'device.heading': 'Povežite uređaj s vašim računom u usluzi {service}',
+  'device.intro': 'Upišite kôd koji prikazuje vaš uređaj.',
+  'device.code': 'Kôd',
+  'device.continue': 'Nastavi',
+  'device.invalid':
+    'Taj kôd nije točan, istekao je ili je već iskorišten. Provjerite kôd na uređaju ili počnite ispočetka ondje.',
+  'device.doneTitle': 'Uređaj je povezan',
+  'device.done': '**{client}** je povezan. Vaš uređaj sada može nastaviti; ovu stranicu možete zatvoriti.',
+  'device.deniedTitle': 'Uređaj nije povezan',
+  'device.denied': '**{client}** nije dopušten. Ovu stranicu možete zatvoriti.',
   'error.title': 'Došlo je do pogreške',
   'error.heading': 'Ovaj zahtjev nije moguće nastaviti',
   'error.code': 'Pogreška: `{code}` (HTTP {status}).',

@@ -17,7 +17,7 @@ import { validateAuthorizationRequest, type AuthorizationRequest } from './reque
 import { registeredTools } from '../consent-tools/registry';
 import { consentScopes } from '../consent-tools/page';
 
-function markAsPage(res: Response, request?: AuthorizationRequest): void {
+export function markAsPage(res: Response, request?: AuthorizationRequest): void {
   res.locals.oauthPage = true;
   if (request) res.locals.formActionSource = formActionSource(request.redirectUri);
 }
@@ -25,7 +25,7 @@ function markAsPage(res: Response, request?: AuthorizationRequest): void {
 /** What the pages of the authorization endpoint use: the request's client, the browser session, the templates. */
 export type PageDeps = Pick<OAuthContext, 'config' | 'findClient' | 'session' | 'pages'>;
 /** What the consent page needs besides: the user's earlier grants. */
-type ConsentDeps = PageDeps & Pick<OAuthContext, 'store'>;
+export type ConsentDeps = PageDeps & Pick<OAuthContext, 'store'>;
 
 /** The sign-in page: the built-in form when the router checks passwords, and a link per upstream provider. */
 export function renderSignIn(
@@ -152,7 +152,7 @@ export function signInHandler(ctx: PageDeps & Pick<OAuthContext, 'emit'>): Reque
  * The scopes the user left ticked on the consent page: only ever a subset of those asked, whatever the form sends. A
  * replaced page without the checkboxes (no scope_choice) grants all of them.
  */
-function grantedScopes(body: unknown, asked: string[]): string[] {
+export function grantedScopes(body: unknown, asked: string[]): string[] {
   const fields = (body ?? {}) as Record<string, unknown>;
   if (fields.scope_choice === undefined) return asked;
   const ticked = new Set(
@@ -168,10 +168,10 @@ function grantedScopes(body: unknown, asked: string[]): string[] {
  * client for this resource in grants still active (and still in the catalogue: a scope taken out since is not given
  * again), and `asked`, the requested scopes that are new.
  */
-async function splitScopes(
+export async function splitScopes(
   ctx: ConsentDeps,
   userId: string,
-  request: AuthorizationRequest,
+  request: Pick<AuthorizationRequest, 'client' | 'resource' | 'scopes'>,
 ): Promise<{ before: string[]; asked: string[] }> {
   const before = new Set<string>();
   for (const grant of await ctx.store.listActiveGrants(userId))

@@ -8,6 +8,7 @@ import { hiddenFormattingIn } from '../util/display-text';
 import { containsControlCharacter } from '../util/params';
 import { redirectUriProblem } from '../util/redirect-uri';
 import { parseScope } from '../util/scopes';
+import { DEVICE_CODE_GRANT } from '../device/options';
 
 /** The validated metadata of a client. */
 export interface ClientMetadata {
@@ -101,18 +102,33 @@ export function readRedirectUris(fields: Fields): string[] {
 
 /**
  * grant_types and response_types. A registration may name only what this server supports; a document is written
- * for many servers, so grant types this one lacks are left out instead of refused.
+ * for many servers, so grant types this one lacks are left out instead of refused. With `deviceGrant` (the router's
+ * deviceAuthorization), a registration may name the device_code grant (RFC 8628), with or without
+ * authorization_code: a client with only the device grant has no redirect URIs and no response types.
  */
-export function readFlows(fields: Fields, { lenient }: { lenient: boolean }) {
+export function readFlows(
+  fields: Fields,
+  { lenient, deviceGrant = false }: { lenient: boolean; deviceGrant?: boolean },
+) {
+  const supported = deviceGrant && !lenient ? [...GRANT_TYPES, DEVICE_CODE_GRANT] : GRANT_TYPES;
   // RFC 7591 defaults grant_types to authorization_code alone; MCP clients that omit it still expect to refresh,
   // and the service's flow always issues a refresh token, so both are the default here.
   let grantTypes = stringList(fields, 'grant_types', 5) ?? GRANT_TYPES;
-  const unsupported = grantTypes.find((type) => !GRANT_TYPES.includes(type));
+  const unsupported = grantTypes.find((type) => !supported.includes(type));
   if (unsupported && !lenient)
-    throw invalidMetadata(`The grant type "${unsupported}" is not supported; use ${GRANT_TYPES.join(', ')}.`);
-  grantTypes = grantTypes.filter((type) => GRANT_TYPES.includes(type));
-  if (!grantTypes.includes('authorization_code'))
-    throw invalidMetadata('grant_types must include authorization_code.');
+    throw invalidMetadata(`The grant type "${unsupported}" is not supported; use ${supported.join(', ')}.`);
+  grantTypes = grantTypes.filter((type) => supported.includes(type));
+  if (!grantTypes.includes('authorization_code')) {
+    if (!grantTypes.includes(DEVICE_CODE_GRANT))
+      throw invalidMetadata(
+        `grant_types must include authorization_code${deviceGrant && !lenient ? ` or ${DEVICE_CODE_GRANT}` : ''}.`,
+      );
+    // RFC 7591 §2.1: response_types go with the authorization endpoint, which a device-only client never uses.
+    const responseTypes = stringList(fields, 'response_types', 5) ?? [];
+    if (responseTypes.length !== 0)
+      throw invalidMetadata('response_types must be [] for a client without the authorization_code grant.');
+    return { grantTypes, responseTypes: [] };
+  }
   const responseTypes = stringList(fields, 'response_types', 5) ?? ['code'];
   if (lenient ? !responseTypes.includes('code') : responseTypes.length !== 1 || responseTypes[0] !== 'code')
     throw invalidMetadata(
@@ -225,13 +241,22 @@ export function readDpopBinding(fields: Fields): Record<string, unknown> {
   return { dpop_bound_access_tokens: true };
 }
 
-/** A dynamic registration request (RFC 7591 §3.1). */
-export function validateClientMetadata(body: unknown, scopeCatalogue: ReadonlySet<string>): ClientMetadata {
+/** A dynamic registration request (RFC 7591 §3.1); `deviceGrant` when the router offers the device grant. */
+export function validateClientMetadata(
+  body: unknown,
+  scopeCatalogue: ReadonlySet<string>,
+  { deviceGrant = false }: { deviceGrant?: boolean } = {},
+): ClientMetadata {
   if (!body || typeof body !== 'object' || Array.isArray(body)) {
     throw invalidMetadata('Send the client metadata as a JSON object with Content-Type: application/json.');
   }
   const fields = body as Fields;
-  const redirectUris = readRedirectUris(fields);
+  const flows = readFlows(fields, { lenient: false, deviceGrant });
+  // Redirect URIs are for the authorization endpoint: a device-only client (RFC 8628) has none to register.
+  const redirectUris =
+    flows.grantTypes.includes('authorization_code') || fields.redirect_uris !== undefined
+      ? readRedirectUris(fields)
+      : [];
   const method = fields.token_endpoint_auth_method ?? 'client_secret_basic';
   if (!REGISTRATION_AUTH_METHODS.includes(method as TokenEndpointAuthMethod)) {
     throw invalidMetadata(
@@ -242,7 +267,7 @@ export function validateClientMetadata(body: unknown, scopeCatalogue: ReadonlySe
   return {
     redirectUris,
     tokenEndpointAuthMethod,
-    ...readFlows(fields, { lenient: false }),
+    ...flows,
     clientName: text(fields, 'client_name', 200)?.trim() || null,
     scope: readScope(fields, scopeCatalogue, { lenient: false }),
     extra: {

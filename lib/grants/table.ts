@@ -4,6 +4,7 @@ import type { OAuthConfig } from '../options';
 import { jwtBearerGrant } from '../id-jag/grant';
 import { authorizationCodeGrant } from './authorization-code';
 import { clientCredentialsGrant } from './client-credentials';
+import { deviceCodeGrant } from './device-code';
 import type { GrantType } from './grant-type';
 import { refreshTokenGrant } from './refresh-token';
 import { tokenExchangeGrant } from '../token-exchange/grant';
@@ -14,6 +15,7 @@ const GRANT_TYPES: readonly GrantType[] = [
   clientCredentialsGrant,
   jwtBearerGrant,
   tokenExchangeGrant,
+  deviceCodeGrant,
 ];
 
 /** The grant types this server offers. */

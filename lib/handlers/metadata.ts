@@ -31,6 +31,10 @@ export function authorizationServerMetadataHandler(config: OAuthConfig): Request
       revocation_endpoint: endpoints.revocation,
       introspection_endpoint: endpoints.introspection,
       jwks_uri: endpoints.jwks,
+      // RFC 8628 §4: where a device asks for its codes.
+      ...(endpoints.deviceAuthorization
+        ? { device_authorization_endpoint: endpoints.deviceAuthorization }
+        : {}),
       scopes_supported: Object.keys(config.scopes),
       response_types_supported: ['code'],
       response_modes_supported: ['query'],

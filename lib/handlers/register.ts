@@ -32,7 +32,9 @@ export function registerHandler({
   emit,
 }: Pick<OAuthContext, 'store' | 'config' | 'emit'>): RequestHandler {
   return handle(async function registrationEndpoint(req, res) {
-    const metadata = validateClientMetadata(req.body, config.scopeNames);
+    const metadata = validateClientMetadata(req.body, config.scopeNames, {
+      deviceGrant: config.deviceAuthorization !== undefined,
+    });
     if (!config.authMethods.includes(metadata.tokenEndpointAuthMethod)) {
       // RFC 7591 §3.2.2: a value the server does not support is invalid client metadata.
       throw new OAuthError(

@@ -45,8 +45,26 @@ export const ENGLISH_MESSAGES = {
   'consent.tools': 'Tools:',
   /** After a tool that changes data (one whose server does not say it only reads). */
   'consent.changesData': 'changes data',
+  /** The device flow (RFC 8628): instead of `consent.signedInAs`, above the scopes. */
+  'consent.device':
+    'A device, not this browser, asks for this access: it showed you the code `{code}`. Allow only if you started ' +
+    'this on a device of your own. Signed in as {user}.',
   'consent.deny': 'Deny',
   'consent.allow': 'Allow',
+  /** The device page (RFC 8628 §3.3), where a person types the code a device shows. */
+  'device.title': 'Connect a device',
+  'device.heading': 'Connect a device to your {service} account',
+  'device.intro': 'Type the code your device shows.',
+  'device.code': 'Code',
+  'device.continue': 'Continue',
+  'device.invalid':
+    'That code is not right, or it has expired or been used. Check the code on your device, or start again there.',
+  /** After "Allow": the device gets its tokens when it next asks. */
+  'device.doneTitle': 'Device connected',
+  'device.done': '**{client}** is connected. Your device may continue now; you can close this page.',
+  /** After "Deny". */
+  'device.deniedTitle': 'Device not connected',
+  'device.denied': '**{client}** was not allowed. You can close this page.',
   'error.title': 'Something went wrong',
   'error.heading': 'This request cannot continue',
   'error.code': 'Error: `{code}` (HTTP {status}).',

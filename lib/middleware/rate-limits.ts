@@ -17,6 +17,7 @@ import type { OAuthConfig } from '../options';
 import type { RateLimitName } from '../rate-limit-options';
 import type { EmitEvent } from '../events';
 import { createRefusalReports } from './refusal-reports';
+import { normaliseUserCode } from '../device/user-code';
 
 export type RateLimiters = Record<RateLimitName, RequestHandler>;
 
@@ -28,6 +29,11 @@ export const passThrough: RequestHandler = function noRateLimit(_req, _res, next
 const accountOf = (req: Request) =>
   (req.body && typeof req.body.email === 'string' ? req.body.email : '').trim().toLowerCase().slice(0, 320);
 const addressOf = (req: Request) => ipKeyGenerator(req.ip ?? 'unknown');
+/** The user code a device page request names, as it would be looked up (or as typed, bounded, when it cannot be one). */
+const typedUserCode = (req: Request) => {
+  const typed = (req.query as Record<string, unknown> | undefined)?.user_code;
+  return normaliseUserCode(typed) ?? (typeof typed === 'string' ? typed.slice(0, 64) : '');
+};
 /** Where each sign-in counter leaves its count on the request, for the slowdown to read. */
 const PAIR_FAILURES = 'signInFailuresFromAddress';
 const ACCOUNT_FAILURES = 'signInFailuresOfAccount';
@@ -81,13 +87,16 @@ export function createRateLimiters(config: OAuthConfig, emit: EmitEvent = () => 
     'token',
     'revoke',
     'introspect',
+    'deviceAuthorization',
+    'userCode',
+    'userCodePerCode',
   ] as const) {
     const setting = settings ? settings.limits[name] : false;
     if (!settings || !setting) {
       limiters[name] = passThrough;
       continue;
     }
-    const failuresOnly = name === 'signIn' || name === 'signInPerAccount';
+    const failuresOnly = name === 'signIn' || name === 'signInPerAccount' || name === 'userCode';
     limiters[name] = rateLimit({
       windowMs: setting.windowMs,
       limit: setting.limit,
@@ -102,7 +111,9 @@ export function createRateLimiters(config: OAuthConfig, emit: EmitEvent = () => 
             keyGenerator: (req) => `account:${accountOf(req)}:${addressOf(req)}`,
             requestPropertyName: PAIR_FAILURES,
           }
-        : { keyGenerator: addressOf }),
+        : name === 'userCodePerCode'
+          ? { keyGenerator: (req) => `user-code:${typedUserCode(req)}` }
+          : { keyGenerator: addressOf }),
       ...(settings.store ? { store: settings.store(name), ...failOpen } : {}),
       handler: tooMany(name, setting.windowMs),
     });

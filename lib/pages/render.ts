@@ -12,7 +12,7 @@ import type { PageMessageKey } from '../i18n/messages';
 import { renderMessage } from '../i18n/translate';
 import type { ResolvedLanguage } from '../i18n/options';
 
-type PageName = 'login' | 'consent' | 'error';
+type PageName = 'login' | 'consent' | 'error' | 'device';
 
 export interface Pages {
   /** Security headers for every page: CSP with a per-response nonce, no framing, no caching. */
@@ -84,6 +84,7 @@ export function createPages(config: OAuthConfig): Pages {
     login: config.views.login ?? join(viewsDir, 'login.ejs'),
     consent: config.views.consent ?? join(viewsDir, 'consent.ejs'),
     error: config.views.error ?? join(viewsDir, 'error.ejs'),
+    device: join(viewsDir, 'device.ejs'),
   };
   for (const file of Object.values(files)) {
     if (!existsSync(file)) throw new TypeError(`createOAuthRouter: the view ${file} does not exist.`);

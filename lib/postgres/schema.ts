@@ -129,6 +129,22 @@ const migrations = (s: string): readonly string[] => [
   `
   ALTER TABLE ${s}.oauth_grants ADD COLUMN challenged_until BIGINT;
   `,
+  // 10: device authorizations (RFC 8628), by the hashes of their two codes (see sqlite-schema.ts).
+  `
+  CREATE TABLE ${s}.oauth_device_authorizations (
+    device_code_hash TEXT PRIMARY KEY,
+    user_code_hash TEXT NOT NULL UNIQUE,
+    client_id TEXT NOT NULL,
+    scope TEXT NOT NULL,
+    resource TEXT,
+    expires_at BIGINT NOT NULL,
+    interval INTEGER NOT NULL,
+    status TEXT NOT NULL CHECK (status IN ('pending', 'approved', 'denied', 'redeemed')),
+    user_id TEXT,
+    grant_id TEXT
+  );
+  CREATE INDEX oauth_device_authorizations_expiry ON ${s}.oauth_device_authorizations (expires_at);
+  `,
 ];
 
 /**

@@ -3,7 +3,16 @@
 import type { Pool, PoolClient, PoolConfig, QueryResultRow } from 'pg';
 import { migratePostgres } from './schema';
 import { postgresUpstreamTokens } from './upstream';
-import { mapRow, toClient, toCode, toGrant, toRefreshLookup, toSigningKey, type Row } from '../store/rows';
+import {
+  mapRow,
+  toClient,
+  toCode,
+  toDeviceAuthorization,
+  toGrant,
+  toRefreshLookup,
+  toSigningKey,
+  type Row,
+} from '../store/rows';
 import type {
   ClientRecord,
   GrantRecord,
@@ -229,6 +238,67 @@ export function createPostgresStore(
       )) !== undefined,
     revokeGrant: async (grantId) =>
       ((await one(revokeGrantSql, [grantId, now()])) as { revoked: number }).revoked > 0,
+    async saveDeviceAuthorization(record) {
+      await query(
+        `INSERT INTO ${t('oauth_device_authorizations')} (device_code_hash, user_code_hash, client_id, scope, resource,
+          expires_at, interval, status, user_id, grant_id) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+        [
+          record.deviceCodeHash,
+          record.userCodeHash,
+          record.clientId,
+          record.scopes.join(' '),
+          record.resource,
+          record.expiresAt,
+          record.interval,
+          record.status,
+          record.userId,
+          record.grantId,
+        ],
+      );
+    },
+    findDeviceAuthorization: async (hash, by) =>
+      mapRow(
+        await one(
+          `SELECT * FROM ${t('oauth_device_authorizations')} WHERE ${by === 'device_code' ? 'device_code_hash' : 'user_code_hash'} = $1`,
+          [hash],
+        ),
+        toDeviceAuthorization,
+      ),
+    decideDeviceAuthorization: async (deviceCodeHash, { approved, userId, grantId }) =>
+      (await one(
+        `UPDATE ${t('oauth_device_authorizations')} SET status = $2, user_id = $3, grant_id = $4
+          WHERE device_code_hash = $1 AND status = 'pending' AND expires_at > $5 RETURNING 1`,
+        [deviceCodeHash, approved ? 'approved' : 'denied', userId, approved ? grantId : null, now()],
+      )) !== undefined,
+    redeemDeviceAuthorization: (deviceCodeHash, firstRefreshToken) =>
+      transaction(async (client) => {
+        const at = now();
+        const sql = (text: string, values: unknown[]) =>
+          query(text, values, client).then((result) => result.rows[0]);
+        // The conditional UPDATE is the atomic test-and-set, as consumeAuthorizationCode's.
+        const won = await sql(
+          `UPDATE ${t('oauth_device_authorizations')} SET status = 'redeemed'
+            WHERE device_code_hash = $1 AND status = 'approved' AND expires_at > $2 RETURNING grant_id, client_id`,
+          [deviceCodeHash, at],
+        );
+        if (!won) return { status: 'not_redeemed' } as const;
+        const grantRow = await sql(
+          `SELECT * FROM ${t('oauth_grants')} WHERE grant_id = $1 AND expires_at > $2 FOR UPDATE`,
+          [won.grant_id, at],
+        );
+        if (!grantRow || grantRow.revoked_at !== null)
+          return { status: 'redeemed', grant: undefined } as const;
+        if (!firstRefreshToken) return { status: 'redeemed', grant: toGrant(grantRow) } as const;
+        await sql(
+          `INSERT INTO ${t('oauth_refresh_tokens')} (token_hash, grant_id, client_id, parent_hash, issued_at, expires_at) VALUES ($1, $2, $3, NULL, $4, $5)`,
+          [firstRefreshToken.key, won.grant_id, won.client_id, at, grantRow.expires_at],
+        );
+        await sql(`UPDATE ${t('oauth_grants')} SET last_used_at = $2 WHERE grant_id = $1`, [
+          won.grant_id,
+          at,
+        ]);
+        return { status: 'redeemed', grant: { ...toGrant(grantRow), lastUsedAt: at } } as const;
+      }),
     async markScopeChallenge(grantId, until) {
       await query(
         `UPDATE ${t('oauth_grants')} SET challenged_until = $2
@@ -408,6 +478,7 @@ export function createPostgresStore(
         'oauth_grants',
         'oauth_client_assertions',
         'oauth_upstream_tokens',
+        'oauth_device_authorizations',
       ];
       for (const table of tables) {
         const result = await query(

@@ -68,6 +68,23 @@ export function applyStoreCapabilities(
     );
     adjusted = { ...adjusted, clientDocuments: { ...adjusted.clientDocuments, enabled: false } };
   }
+  // A device authorization is decided in one browser and redeemed by a device polling any instance; its polls are
+  // spaced by a record of each one's time (useAssertionId), which must be shared too.
+  const devices =
+    typeof store.saveDeviceAuthorization === 'function' &&
+    typeof store.findDeviceAuthorization === 'function' &&
+    typeof store.decideDeviceAuthorization === 'function' &&
+    typeof store.redeemDeviceAuthorization === 'function' &&
+    typeof store.useAssertionId === 'function';
+  if (!devices && adjusted.deviceAuthorization) {
+    warn(
+      'express-mcp-oauth: the store lacks the device authorization methods (saveDeviceAuthorization, ' +
+        'findDeviceAuthorization, decideDeviceAuthorization, redeemDeviceAuthorization) or useAssertionId(), so the ' +
+        'device authorization grant is off. Implement them (see OAuthStore) to offer it.',
+    );
+    const { deviceAuthorization: _endpoint, device: _page, ...endpoints } = adjusted.endpoints;
+    adjusted = { ...adjusted, deviceAuthorization: undefined, endpoints };
+  }
   // The mark a refused tool leaves on its grant must be seen by the refresh, on whichever instance it comes to.
   const marks =
     typeof store.markScopeChallenge === 'function' && typeof store.takeScopeChallenge === 'function';

@@ -9,6 +9,7 @@ import {
   protectedResourceMetadataHandler,
 } from '../handlers/metadata';
 import { introspectHandler } from '../handlers/introspect';
+import { deviceAuthorizationHandler } from '../handlers/device-authorization';
 import { registerHandler } from '../handlers/register';
 import { revokeHandler } from '../handlers/revoke';
 import { tokenHandler } from '../handlers/token';
@@ -17,7 +18,21 @@ import { refuseControlCharacters } from '../middleware/control-characters';
 import { openCors } from '../middleware/cors';
 import type { OwnPaths } from '../middleware/own-paths';
 import { passThrough, type RateLimiters } from '../middleware/rate-limits';
-import { decisionPath, protectedResourceMetadataPath, signInPath, upstreamStartPath } from '../paths';
+import {
+  decisionPath,
+  deviceCodePath,
+  deviceDecisionPath,
+  deviceSignInPath,
+  protectedResourceMetadataPath,
+  signInPath,
+  upstreamStartPath,
+} from '../paths';
+import {
+  deviceCodeHandler,
+  deviceDecisionHandler,
+  deviceEntryHandler,
+  deviceSignInHandler,
+} from '../authorize/device';
 import { upstreamCallbackHandler, upstreamStartHandler } from '../authorize/upstream';
 import type { BodyParsers } from './body-parsers';
 
@@ -89,6 +104,15 @@ export function apiRoutes(
       cors: false,
       post: steps(limits.introspect, formOrJson, plainText, introspectHandler(ctx)),
     },
+    ...(ctx.config.deviceAuthorization
+      ? [
+          {
+            path: paths.deviceAuthorization,
+            cors: true,
+            post: steps(limits.deviceAuthorization, formOrJson, plainText, deviceAuthorizationHandler(ctx)),
+          },
+        ]
+      : []),
   ];
 }
 
@@ -155,6 +179,42 @@ export function mountEndpoints(
     .route(own.add(decisionPath(paths)))
     .post(pages.headers, limits.authorize, form, plainText, decisionHandler(ctx))
     .all(allowMethods(['POST']));
+  if (config.deviceAuthorization) {
+    // RFC 8628 §3.3: the page the device names, then the pages of its flow below the authorization endpoint.
+    router
+      .route(own.add(paths.device))
+      .get(pages.headers, limits.authorize, plainText, deviceEntryHandler(ctx))
+      .all(allowMethods(['GET']));
+    // §5.1: codes are guessed here, so wrong ones are limited per address, and any one code per code.
+    router
+      .route(own.add(deviceCodePath(paths)))
+      .get(
+        pages.headers,
+        limits.authorize,
+        plainText,
+        limits.userCodePerCode,
+        limits.userCode,
+        deviceCodeHandler(ctx),
+      )
+      .all(allowMethods(['GET']));
+    router
+      .route(own.add(deviceSignInPath(paths)))
+      .post(
+        pages.headers,
+        limits.authorize,
+        form,
+        plainText,
+        limits.signIn,
+        limits.signInPerAccount,
+        limits.signInSlowdown,
+        deviceSignInHandler(ctx),
+      )
+      .all(allowMethods(['POST']));
+    router
+      .route(own.add(deviceDecisionPath(paths)))
+      .post(pages.headers, limits.authorize, form, plainText, deviceDecisionHandler(ctx))
+      .all(allowMethods(['POST']));
+  }
   if (config.upstream) {
     router
       .route(own.add(upstreamStartPath(paths)))

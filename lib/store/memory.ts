@@ -7,6 +7,7 @@ import type {
   AuthorizationCodeRecord,
   ClientRecord,
   ConsumeCodeResult,
+  DeviceAuthorizationRecord,
   GrantRecord,
   GrantWithClient,
   OAuthStore,
@@ -29,6 +30,8 @@ export interface MemoryStoreOptions {
   assertionIds?: boolean;
   /** Whether the store keeps scope challenges (markScopeChallenge, takeScopeChallenge). Default true. */
   scopeChallenges?: boolean;
+  /** Whether the store keeps device authorizations (the device authorization grant). Default true. */
+  deviceAuthorizations?: boolean;
 }
 
 /** The in-memory store: the storage contract, a signing key set and users' upstream tokens. */
@@ -63,6 +66,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
   const codes = new Map<string, StoredCode>();
   const refreshTokens = new Map<RefreshTokenKey, RefreshTokenRecord>();
   const assertionIds = new Map<string, number>();
+  const devices = new Map<string, DeviceAuthorizationRecord>();
   const signingKeys = new Map<string, SigningKeyRecord>();
   const upstream = createMemoryUpstreamTokens(now);
 
@@ -171,6 +175,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
       for (const hash of dead(codes, ({ code }) => !alive(code))) removed += Number(codes.delete(hash));
       for (const id of dead(assertionIds, (expiresAt) => !alive({ expiresAt })))
         removed += Number(assertionIds.delete(id));
+      for (const hash of dead(devices, (device) => !alive(device))) removed += Number(devices.delete(hash));
       for (const grantId of dead(grants, ({ grant }) => !alive(grant))) {
         // A grant goes with its refresh tokens and codes, which are not counted.
         for (const [key, token] of refreshTokens) if (token.grantId === grantId) refreshTokens.delete(key);
@@ -232,6 +237,47 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
       if (stored === undefined || until === undefined) return false;
       delete stored.challengedUntil;
       return now() < until;
+    };
+  }
+  if (options.deviceAuthorizations !== false) {
+    store.saveDeviceAuthorization = (record) => {
+      const taken = [...devices.values()].some(
+        (device) =>
+          device.deviceCodeHash === record.deviceCodeHash || device.userCodeHash === record.userCodeHash,
+      );
+      if (taken) throw new Error('saveDeviceAuthorization: a code hash is taken.');
+      devices.set(record.deviceCodeHash, copy(record));
+    };
+    store.findDeviceAuthorization = (hash, by) =>
+      copy(
+        by === 'device_code'
+          ? devices.get(hash)
+          : [...devices.values()].find((device) => device.userCodeHash === hash),
+      );
+    store.decideDeviceAuthorization = (deviceCodeHash, { approved, userId, grantId }) => {
+      const device = devices.get(deviceCodeHash);
+      if (!device || !alive(device) || device.status !== 'pending') return false;
+      Object.assign(device, {
+        status: approved ? 'approved' : 'denied',
+        userId,
+        grantId: approved ? grantId : null,
+      });
+      return true;
+    };
+    store.redeemDeviceAuthorization = (deviceCodeHash, firstRefreshToken) => {
+      const device = devices.get(deviceCodeHash);
+      if (!device || !alive(device) || device.status !== 'approved') return { status: 'not_redeemed' };
+      device.status = 'redeemed';
+      const grant = liveGrant(device.grantId!);
+      if (!isActive(grant)) return { status: 'redeemed', grant: undefined };
+      if (firstRefreshToken) {
+        const at = now();
+        const { key } = firstRefreshToken;
+        const token = { key, grantId: device.grantId!, clientId: device.clientId, parentKey: null };
+        refreshTokens.set(key, { ...token, issuedAt: at, expiresAt: grant.grant.expiresAt });
+        grant.grant.lastUsedAt = at;
+      }
+      return { status: 'redeemed', grant: copy(grant.grant) };
     };
   }
   if (options.clientDocuments !== false) {

@@ -4,6 +4,7 @@ import type { SecretHash } from '../crypto/secrets';
 import type {
   AuthorizationCodeRecord,
   ClientRecord,
+  DeviceAuthorizationRecord,
   GrantRecord,
   RefreshTokenKey,
   RefreshTokenLookup,
@@ -61,6 +62,21 @@ export function toCode(row: Row): AuthorizationCodeRecord {
     codeChallenge: row.code_challenge as string,
     codeChallengeMethod: 'S256',
     expiresAt: row.expires_at as number,
+  };
+}
+
+export function toDeviceAuthorization(row: Row): DeviceAuthorizationRecord {
+  return {
+    deviceCodeHash: row.device_code_hash as SecretHash,
+    userCodeHash: row.user_code_hash as SecretHash,
+    clientId: row.client_id as string,
+    scopes: scopesOf(row.scope),
+    resource: row.resource as string | null,
+    expiresAt: Number(row.expires_at),
+    interval: Number(row.interval),
+    status: row.status as DeviceAuthorizationRecord['status'],
+    userId: row.user_id as string | null,
+    grantId: row.grant_id as string | null,
   };
 }
 

@@ -39,6 +39,12 @@
 //   consents); provider; user_id; sealed (the token set as the library sealed it: never plain text); version
 //   (counts refreshes, for the compare-and-set); lease_until (0, or until when one instance refreshes); expires_at.
 //   No foreign key to the grant: the row exists before its grant, and goes by its own expires_at.
+//
+// oauth_device_authorizations: one row per device authorization (RFC 8628), purged once expired.
+//   device_code_hash TEXT PK (SHA-256 of the device code); user_code_hash TEXT UNIQUE (HMAC of the user code under
+//   the router's secret: 34 bits would not survive a plain hash); client_id; scope; resource; expires_at; interval
+//   (seconds); status (pending, approved, denied, redeemed); user_id and grant_id (once decided). No foreign keys:
+//   the grant is made when the user approves, and the row goes by its own expires_at.
 import type { Database } from 'better-sqlite3';
 
 const MIGRATIONS: readonly string[] = [
@@ -191,6 +197,22 @@ const MIGRATIONS: readonly string[] = [
   // 9: until when a grant was refused a tool for want of scope (markScopeChallenge), for the step-up window.
   `
   ALTER TABLE oauth_grants ADD COLUMN challenged_until INTEGER;
+  `,
+  // 10: device authorizations (RFC 8628), by the hashes of their two codes.
+  `
+  CREATE TABLE oauth_device_authorizations (
+    device_code_hash TEXT PRIMARY KEY,
+    user_code_hash TEXT NOT NULL UNIQUE,
+    client_id TEXT NOT NULL,
+    scope TEXT NOT NULL,
+    resource TEXT,
+    expires_at INTEGER NOT NULL,
+    interval INTEGER NOT NULL,
+    status TEXT NOT NULL CHECK (status IN ('pending', 'approved', 'denied', 'redeemed')),
+    user_id TEXT,
+    grant_id TEXT
+  ) STRICT;
+  CREATE INDEX oauth_device_authorizations_expiry ON oauth_device_authorizations (expires_at);
   `,
 ];
 

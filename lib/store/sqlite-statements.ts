@@ -35,6 +35,16 @@ const SQL = {
   // Only a live mark is taken; an expired one stays until the next mark replaces it, harmless.
   takeScopeChallenge:
     'UPDATE oauth_grants SET challenged_until = NULL WHERE grant_id = ? AND challenged_until > ?',
+  insertDevice: `INSERT INTO oauth_device_authorizations (device_code_hash, user_code_hash, client_id, scope, resource,
+         expires_at, interval, status, user_id, grant_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+  findDeviceByDeviceCode: 'SELECT * FROM oauth_device_authorizations WHERE device_code_hash = ?',
+  findDeviceByUserCode: 'SELECT * FROM oauth_device_authorizations WHERE user_code_hash = ?',
+  decideDevice: `UPDATE oauth_device_authorizations SET status = ?, user_id = ?, grant_id = ?
+         WHERE device_code_hash = ? AND status = 'pending' AND expires_at > ?`,
+  claimDevice: `UPDATE oauth_device_authorizations SET status = 'redeemed'
+         WHERE device_code_hash = ? AND status = 'approved' AND expires_at > ? RETURNING grant_id, client_id`,
+  purgeDevices: `DELETE FROM oauth_device_authorizations WHERE device_code_hash IN
+         (SELECT device_code_hash FROM oauth_device_authorizations WHERE expires_at <= ? LIMIT ?)`,
   // A code exchange that issues a first refresh token marks the grant used, as a rotation does.
   markGrantUsed: 'UPDATE oauth_grants SET last_used_at = ? WHERE grant_id = ?',
   listGrants: `SELECT ${GRANT_COLUMNS('g')}, c.client_name FROM oauth_grants g JOIN oauth_clients c ON c.client_id = g.client_id

@@ -6,7 +6,16 @@ import { withSweepCache } from './sqlite-cache';
 import { migrateSqlite } from './sqlite-schema';
 import { prepareStatements } from './sqlite-statements';
 import { sqliteUpstreamTokens } from './sqlite-upstream';
-import { mapRow, toClient, toCode, toGrant, toRefreshLookup, toSigningKey, type Row } from './rows';
+import {
+  mapRow,
+  toClient,
+  toCode,
+  toDeviceAuthorization,
+  toGrant,
+  toRefreshLookup,
+  toSigningKey,
+  type Row,
+} from './rows';
 import type {
   AdvanceRefreshTokenInput,
   ClientRecord,
@@ -86,6 +95,19 @@ export function createSqliteStore(
     return { status: 'consumed', code, grant: { ...toGrant(grantRow), lastUsedAt: at } } as const;
   };
 
+  // As consume, for a device authorization the user approved: its grant's first refresh token in the same step.
+  const redeemDevice = (deviceCodeHash: string, at: number, firstTokenHash: string | undefined) => {
+    const claimed = sql.claimDevice.get(deviceCodeHash, at) as Row | undefined;
+    if (!claimed) return { status: 'not_redeemed' } as const;
+    const grantId = claimed.grant_id as string;
+    const grantRow = sql.findGrant.get(grantId, at) as Row | undefined;
+    if (!grantRow || grantRow.revoked_at !== null) return { status: 'redeemed', grant: undefined } as const;
+    if (firstTokenHash === undefined) return { status: 'redeemed', grant: toGrant(grantRow) } as const;
+    sql.insertToken.run(firstTokenHash, grantId, claimed.client_id, null, at, grantRow.expires_at);
+    sql.markGrantUsed.run(at, grantId);
+    return { status: 'redeemed', grant: { ...toGrant(grantRow), lastUsedAt: at } } as const;
+  };
+
   const advance = (input: AdvanceRefreshTokenInput, at: number): boolean => {
     const { successor, latestUsed, expectedLatestUsed, grantId } = input;
     const swapped = latestUsed
@@ -121,6 +143,7 @@ export function createSqliteStore(
   const purge = db.transaction((batchSize: number, at: number) => {
     let removed = sql.purgeCodes.run(at, batchSize).changes;
     removed += sql.purgeAssertions.run(at, batchSize).changes;
+    removed += sql.purgeDevices.run(at, batchSize).changes;
     for (const { grant_id: grantId } of sql.expiredGrants.all(at, batchSize) as Array<{ grant_id: string }>) {
       const [lower, upper] = grantKeyRange(grantId);
       sql.deleteGrantTokens.run(lower, upper, grantId);
@@ -198,6 +221,35 @@ export function createSqliteStore(
       const at = now();
       return sql.revokeGrant.run(at, grantId, at).changes > 0;
     },
+    saveDeviceAuthorization(record) {
+      sql.insertDevice.run(
+        record.deviceCodeHash,
+        record.userCodeHash,
+        record.clientId,
+        record.scopes.join(' '),
+        record.resource,
+        record.expiresAt,
+        record.interval,
+        record.status,
+        record.userId,
+        record.grantId,
+      );
+    },
+    findDeviceAuthorization: (hash, by) =>
+      mapRow(
+        (by === 'device_code' ? sql.findDeviceByDeviceCode : sql.findDeviceByUserCode).get(hash),
+        toDeviceAuthorization,
+      ),
+    decideDeviceAuthorization: (deviceCodeHash, { approved, userId, grantId }) =>
+      sql.decideDevice.run(
+        approved ? 'approved' : 'denied',
+        userId,
+        approved ? grantId : null,
+        deviceCodeHash,
+        now(),
+      ).changes === 1,
+    redeemDeviceAuthorization: (deviceCodeHash, firstRefreshToken) =>
+      atomically(() => redeemDevice(deviceCodeHash, now(), firstRefreshToken?.key)),
     markScopeChallenge: (grantId, until) => {
       sql.markScopeChallenge.run(until, grantId, now());
     },

@@ -105,6 +105,35 @@ export type ConsumeCodeResult =
   | { status: 'not_found' };
 
 /**
+ * A device authorization (RFC 8628 §3.1): a client with no browser at hand asked for a user's consent, given on
+ * another device. Stored by the hashes of its two codes, never the codes.
+ */
+export interface DeviceAuthorizationRecord {
+  /** The device code's hash: the device polls with the code (RFC 8628 §3.4). */
+  deviceCodeHash: SecretHash;
+  /**
+   * The user code's hash, keyed with the router's secret: a user code is short enough to be typed, so a plain hash
+   * of it would be reversed by trying every code.
+   */
+  userCodeHash: SecretHash;
+  clientId: string;
+  scopes: string[];
+  resource: string | null;
+  expiresAt: number;
+  /** The polling interval the client was told, in seconds (RFC 8628 §3.2). */
+  interval: number;
+  /** pending until the user decides; approved or denied then; redeemed once the device has its tokens. */
+  status: 'pending' | 'approved' | 'denied' | 'redeemed';
+  /** The user who decided, and, when approved, the grant made for it. */
+  userId: string | null;
+  grantId: string | null;
+}
+
+/** The outcome of redeeming a device authorization: only the first call on an approved one gets its grant. */
+export type RedeemDeviceResult =
+  { status: 'redeemed'; grant: GrantRecord | undefined } | { status: 'not_redeemed' };
+
+/**
  * The key a refresh token is stored under, derived by the library from the token (crypto/refresh-token.ts). Opaque
  * to a store: a string of at most 512 characters, compared only for equality. A store needs nothing of its shape:
  * each RefreshTokenRecord carries its grantId.
@@ -214,6 +243,36 @@ export interface OAuthStore {
    * one mark, at most one returns true.
    */
   takeScopeChallenge?(grantId: string): MaybePromise<boolean>;
+
+  /**
+   * Saves a new device authorization, pending. Refused (thrown) if its device code hash or its user code hash is
+   * taken by any stored one, expired or not: the library then makes new codes. Optional, with the three methods
+   * below: a store without them turns the device authorization grant off.
+   */
+  saveDeviceAuthorization?(record: DeviceAuthorizationRecord): MaybePromise<void>;
+  /** The device authorization whose device code, or user code, has this hash: until it is purged, expired or not. */
+  findDeviceAuthorization?(
+    hash: SecretHash,
+    by: 'device_code' | 'user_code',
+  ): MaybePromise<DeviceAuthorizationRecord | undefined>;
+  /**
+   * A test-and-set, atomic across connections and instances: if the device authorization is pending and unexpired,
+   * records the user's decision (approved with `userId` and `grantId`, or denied with `userId` and no grant) and
+   * returns true. Otherwise changes nothing and returns false.
+   */
+  decideDeviceAuthorization?(
+    deviceCodeHash: SecretHash,
+    decision: { approved: boolean; userId: string; grantId: string | null },
+  ): MaybePromise<boolean>;
+  /**
+   * A test-and-set, atomic across connections and instances: if the device authorization is approved and unexpired,
+   * marks it redeemed and returns its grant if still active (as consumeAuthorizationCode does, inserting
+   * `firstRefreshToken` in the same step when given and the grant is active). Every other call gets not_redeemed.
+   */
+  redeemDeviceAuthorization?(
+    deviceCodeHash: SecretHash,
+    firstRefreshToken?: { key: RefreshTokenKey },
+  ): MaybePromise<RedeemDeviceResult>;
   /**
    * Revokes an active grant (unexpired, not revoked): sets its revokedAt to the store's own clock and returns true.
    * Otherwise changes nothing and returns false, so a second revocation keeps the first one's time. Revoking a grant
@@ -263,7 +322,7 @@ export interface OAuthStore {
   /**
    * Deletes expired records in batches, up to `batchSize` (default 500) of EACH kind per call, so that a backlog of
    * one kind never holds up another: expired codes; expired grants, each with its refresh tokens (which expire with
-   * it) and codes; expired assertion ids; and stored copies of Client ID Metadata Documents (clients whose id starts
+   * it) and codes; expired assertion ids; expired device authorizations; and stored copies of Client ID Metadata Documents (clients whose id starts
    * with `https://`, in any case) that no grant names any more. Registered clients are never deleted. Returns how many
    * codes, grants, assertion ids and copies it deleted (the refresh tokens and codes that go with their grant are
    * not counted), so 0 means nothing of those kinds is left to delete: call it again until it returns 0. The

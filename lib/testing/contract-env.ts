@@ -35,7 +35,14 @@ export interface ContractTest {
 
 /** The optional methods of OAuthStore: a store without one turns a feature off, and skips that feature's cases. */
 export type OptionalCapability =
-  'createGrantWithClient' | 'useAssertionId' | 'markScopeChallenge' | 'takeScopeChallenge';
+  | 'createGrantWithClient'
+  | 'useAssertionId'
+  | 'markScopeChallenge'
+  | 'takeScopeChallenge'
+  | 'saveDeviceAuthorization'
+  | 'findDeviceAuthorization'
+  | 'decideDeviceAuthorization'
+  | 'redeemDeviceAuthorization';
 
 /** The running case's store, clock and harness (read them inside a test body), and the runner's functions. */
 export interface ContractEnv {

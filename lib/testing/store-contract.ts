@@ -16,6 +16,7 @@ import {
   type OptionalCapability,
 } from './contract-env';
 import { describeClientDocumentContract } from './contract-client-documents';
+import { describeDeviceAuthorizationContract } from './contract-device-authorizations';
 import { describeRefreshTokenContract } from './contract-refresh-tokens';
 import { describeSigningKeyContract } from './contract-signing-keys';
 import { describeUpstreamTokenContract } from './contract-upstream-tokens';
@@ -55,6 +56,10 @@ const OPTIONAL_CAPABILITIES: readonly OptionalCapability[] = [
   'useAssertionId',
   'markScopeChallenge',
   'takeScopeChallenge',
+  'saveDeviceAuthorization',
+  'findDeviceAuthorization',
+  'decideDeviceAuthorization',
+  'redeemDeviceAuthorization',
 ];
 
 /** Registers every case of the store contract with the given runner. */
@@ -177,6 +182,7 @@ export function describeStoreContract({
     });
 
     describeClientDocumentContract(env);
+    describeDeviceAuthorizationContract(env);
 
     describe('client assertion ids', () => {
       const test = env.testWith('useAssertionId');

@@ -20,6 +20,8 @@ import {
   LOCAL_CLIENT_REDIRECT,
   registerPageClients,
   visitStepUp,
+  startDeviceAuthorization,
+  endGrantsOf,
   type PageClients,
   type PageName,
 } from '../helpers/example-pages';
@@ -46,6 +48,13 @@ const WORDS: Record<PageName, Record<Tag, string>> = {
   },
   consent: { en: 'It will be able to:', hr: 'Moći će:' },
   'consent-step-up': { en: 'It can already:', hr: 'Već može:' },
+  device: { en: 'Type the code your device shows.', hr: 'Upišite kôd koji prikazuje vaš uređaj.' },
+  'device-invalid': { en: 'That code is not right', hr: 'Taj kôd nije točan' },
+  'consent-device': {
+    en: 'A device, not this browser, asks for this access',
+    hr: 'Ovaj pristup traži uređaj, a ne ovaj preglednik',
+  },
+  'device-done': { en: 'Your device may continue now', hr: 'Vaš uređaj sada može nastaviti' },
   'consent-localhost': {
     en: 'This app only ever returns to <strong>your own computer</strong> (localhost).',
     hr: 'Ova se aplikacija uvijek vraća samo na <strong>vaše računalo</strong> (localhost).',
@@ -159,6 +168,14 @@ async function visitPages(acceptLanguage: string | undefined): Promise<Record<Pa
   await visitStepUp(app, clients, ALL_SCOPES, async (url) => {
     consentStepUp = await get(url);
   });
+  const device = await startDeviceAuthorization(app, ALL_SCOPES);
+  const deviceEntry = await get(device.verificationUri);
+  const deviceInvalid = await get(`${formOf(deviceEntry.text).action}?user_code=BCDF-GHJK`);
+  // Signed in already: the code goes straight to the consent page.
+  const consentDevice = await get(`${formOf(deviceEntry.text).action}?user_code=${device.userCode}`);
+  const deviceForm = formOf(consentDevice.text);
+  const deviceDone = await post(deviceForm.action, { ...deviceForm.fields, decision: 'allow' });
+  await endGrantsOf(app, device.clientId);
   const errors = errorUrls(app, clients.remote);
   const accountSignIn = await get('/account/sign-in');
   const accountForm = formOf(accountSignIn.text).fields;
@@ -172,6 +189,10 @@ async function visitPages(acceptLanguage: string | undefined): Promise<Record<Pa
     consent,
     'consent-localhost': consentLocalhost,
     'consent-step-up': consentStepUp,
+    device: deviceEntry,
+    'device-invalid': deviceInvalid,
+    'consent-device': consentDevice,
+    'device-done': deviceDone,
     error: await get(errors.error),
     'error-return': await get(errors['error-return']),
     'account-sign-in': accountSignIn,

@@ -20,6 +20,10 @@ export const PAGE_NAMES = [
   'consent',
   'consent-localhost',
   'consent-step-up',
+  'device',
+  'device-invalid',
+  'consent-device',
+  'device-done',
   'error',
   'error-return',
   'account-sign-in',
@@ -110,6 +114,52 @@ export async function visitStepUp(
   }
 }
 
+/** The device grant's URN (RFC 8628 §3.4). */
+export const DEVICE_GRANT = 'urn:ietf:params:oauth:grant-type:device_code';
+
+/**
+ * A device authorization as a CLI with no browser starts one (RFC 8628 §3.1): a public client registered for the
+ * device grant asks for `scopes`; the user code is what the person types on the device page.
+ */
+export async function startDeviceAuthorization(
+  app: RunningExampleApp,
+  scopes: readonly string[],
+  name = 'Ledger CLI on a build server',
+): Promise<{ clientId: string; userCode: string; deviceCode: string; verificationUri: string }> {
+  const registered = await fetch(`${app.baseUrl}/v1/oauth/register`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({
+      client_name: name,
+      grant_types: [DEVICE_GRANT, 'refresh_token'],
+      token_endpoint_auth_method: 'none',
+      scope: ALL_SCOPES.join(' '),
+    }),
+  });
+  if (registered.status !== 201)
+    throw new Error(`registration: ${registered.status} ${await registered.text()}`);
+  const clientId = ((await registered.json()) as { client_id: string }).client_id;
+  const res = await fetch(`${app.baseUrl}/v1/oauth/device_authorization`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ client_id: clientId, scope: scopes.join(' ') }),
+  });
+  if (res.status !== 200) throw new Error(`device authorization: ${res.status} ${await res.text()}`);
+  const answer = (await res.json()) as { user_code: string; device_code: string; verification_uri: string };
+  return {
+    clientId,
+    userCode: answer.user_code,
+    deviceCode: answer.device_code,
+    verificationUri: answer.verification_uri,
+  };
+}
+
+/** Ends the grants a device visit made, so that later pages see no more grants than they expect. */
+export async function endGrantsOf(app: RunningExampleApp, clientId: string): Promise<void> {
+  for (const grant of await app.store.listActiveGrants(app.user.id))
+    if (grant.clientId === clientId) await app.store.revokeGrant(grant.grantId);
+}
+
 /**
  * The two kinds of error page: an app nobody registered (nowhere safe to send the user back: "go back to the app"),
  * and a refused request of a registered app nobody vouched for (a link back, not an automatic redirect).
@@ -158,6 +208,21 @@ export async function tourPages(
     await page.waitForSelector('ul.scopes.allowed');
     await at('consent-step-up');
   });
+  // The device flow (RFC 8628): the code page, a wrong code, the consent page saying a device asks, and its end.
+  const device = await startDeviceAuthorization(app, scopes);
+  await page.goto(device.verificationUri);
+  await at('device');
+  await page.fill('#user_code', 'BCDF-GHJK');
+  await Promise.all([page.waitForNavigation(), page.click('form button[type="submit"]')]);
+  await at('device-invalid');
+  await page.fill('#user_code', device.userCode);
+  await Promise.all([page.waitForNavigation(), page.click('form button[type="submit"]')]);
+  if (await page.$('#password')) await signIn();
+  await page.waitForSelector('ul.scopes');
+  await at('consent-device');
+  await Promise.all([page.waitForNavigation(), page.click('button[value="allow"]')]);
+  await at('device-done');
+  await endGrantsOf(app, device.clientId);
   const errors = errorUrls(app, clients.remote);
   await page.goto(errors.error);
   await at('error');

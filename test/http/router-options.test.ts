@@ -273,6 +273,7 @@ describe('rate limits on the JSON endpoints', () => {
     try {
       expect(names.sort()).toEqual([
         'authorize',
+        'deviceAuthorization',
         'introspect',
         'register',
         'revoke',
@@ -280,6 +281,8 @@ describe('rate limits on the JSON endpoints', () => {
         'signInPerAccount',
         'signInSlowdown',
         'token',
+        'userCode',
+        'userCodePerCode',
       ]);
       expect((await request(server.app).post('/v1/oauth/revoke').send({ token: 'x' })).status).toBe(200);
     } finally {

@@ -13,9 +13,23 @@ const memoryHarness =
 
 describeStoreContract({ name: 'memory', factory: memoryHarness(), describe, test });
 describeStoreContract({
-  name: 'memory, without client documents, assertion ids or scope challenges',
-  factory: memoryHarness({ clientDocuments: false, assertionIds: false, scopeChallenges: false }),
+  name: 'memory, without client documents, assertion ids, scope challenges or device authorizations',
+  factory: memoryHarness({
+    clientDocuments: false,
+    assertionIds: false,
+    scopeChallenges: false,
+    deviceAuthorizations: false,
+  }),
   describe,
   test,
-  without: ['createGrantWithClient', 'useAssertionId', 'markScopeChallenge', 'takeScopeChallenge'],
+  without: [
+    'createGrantWithClient',
+    'useAssertionId',
+    'markScopeChallenge',
+    'takeScopeChallenge',
+    'saveDeviceAuthorization',
+    'findDeviceAuthorization',
+    'decideDeviceAuthorization',
+    'redeemDeviceAuthorization',
+  ],
 });

@@ -15,7 +15,17 @@ const HTTP = ['handlers', 'authorize', 'middleware', 'router', 'context', 'pages
 // Rooms that run inside a request's work but mount nothing: they may read the request's context (its services).
 const ENDPOINTS = HTTP.filter((room) => room !== 'context');
 // The features: each whole in its own folder, knowing only the shared machinery below it.
-const FEATURES = ['clients', 'grants', 'id-jag', 'dpop', 'upstream', 'cimd', 'token-exchange', 'workload'];
+const FEATURES = [
+  'clients',
+  'grants',
+  'id-jag',
+  'dpop',
+  'upstream',
+  'cimd',
+  'token-exchange',
+  'workload',
+  'device',
+];
 const FORBIDDEN: Record<string, string[]> = {
   errors: [...HTTP, ...FEATURES, 'options'],
   paths: [...HTTP, ...FEATURES, 'options'],
@@ -50,6 +60,19 @@ const FORBIDDEN: Record<string, string[]> = {
   ],
   // Workload identity federation (SEP-1933): a workload's JWT as a jwt-bearer grant with no client authentication.
   workload: [...ENDPOINTS, 'cimd', 'options', 'upstream', 'keys', 'token-exchange'],
+  // The device grant's options and user codes (RFC 8628): nothing of the grants or the pages that use them.
+  device: [
+    ...ENDPOINTS,
+    'cimd',
+    'options',
+    'grants',
+    'id-jag',
+    'upstream',
+    'dpop',
+    'keys',
+    'clients',
+    'outbound',
+  ],
   // A grant type says whether the parsed options offer it (grants/grant-type.ts: enabled(config)).
   grants: [...ENDPOINTS, 'cimd', 'upstream', 'keys'],
   // Client ID Metadata Documents: who a client is, from a URL it names.
