@@ -227,6 +227,8 @@ export async function createExampleApp(
     },
   });
   app.use('/mcp', mcp.router);
+  // The administrators' console lives below /account, where the account session's cookie is sent on plain http too.
+  app.get('/admin', (_req, res) => res.redirect(302, '/account/admin'));
   app.use('/renderer', createRendererRoutes({ db, oauth, resource: renderer }));
   app.use(
     '/account',

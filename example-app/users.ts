@@ -61,7 +61,7 @@ const dummy = () => (dummyHash ??= hashPassword(randomBytes(16).toString('hex'))
 
 export async function createUser(
   db: AppDb,
-  input: { email?: string; password?: string; name?: string; company?: string },
+  input: { email?: string; password?: string; name?: string; company?: string; admin?: boolean },
 ): Promise<AppUser> {
   const email = input.email?.trim() ?? '';
   // Accounts are found by this key, computed here the same way for SQLite and PostgreSQL.
@@ -96,8 +96,8 @@ export async function createUser(
       [companyName, email, now],
     );
     const id = await tx.insert(
-      'INSERT INTO users (company_id, email, email_key, name, password_hash, created_at) VALUES (?, ?, ?, ?, ?, ?) RETURNING id',
-      [companyId, email, key, name ?? null, passwordHash, now],
+      'INSERT INTO users (company_id, email, email_key, name, password_hash, created_at, is_admin) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id',
+      [companyId, email, key, name ?? null, passwordHash, now, input.admin ? 1 : 0],
     );
     await seedDemoData(tx, companyId);
     return { id: String(id), name, email, companyId };
@@ -144,6 +144,23 @@ export async function findUser(db: AppDb, id: string): Promise<AppUser | null> {
   return row
     ? { id: String(row.id), email: row.email, name: row.name ?? undefined, companyId: Number(row.company_id) }
     : null;
+}
+
+/** Whether the user with this id is an administrator (npm run user:create -- --admin). */
+export async function isAdmin(db: AppDb, id: string): Promise<boolean> {
+  if (!/^\d{1,15}$/.test(id)) return false;
+  const row = await db.get<{ is_admin: number }>('SELECT is_admin FROM users WHERE id = ?', [Number(id)]);
+  return Number(row?.is_admin ?? 0) === 1;
+}
+
+/** The emails of the users with these ids, by id (for an administrator's list of every user's grants). */
+export async function emailsOf(db: AppDb, ids: readonly string[]): Promise<Map<string, string>> {
+  const emails = new Map<string, string>();
+  for (const id of new Set(ids)) {
+    const user = await findUser(db, id);
+    if (user) emails.set(id, user.email);
+  }
+  return emails;
 }
 
 /**

@@ -12,6 +12,7 @@ import { describeClient, negotiateLanguage, PAGE_STYLESHEET, renderMessage } fro
 import { authenticateUser, findUser } from '../users';
 import type { AccountSession } from './session';
 import type { AuditLog } from '../audit';
+import { mountAdminRoutes } from './admin';
 import {
   ACCOUNT_LANGUAGE_TAGS,
   ACCOUNT_LANGUAGES,
@@ -101,8 +102,14 @@ export function createAccountRoutes({
     res.type('css').send(PAGE_STYLESHEET);
   });
 
+  // Where a sign-in leads: the administrators' console when that is where the person came from, else their apps.
+  const nextOf = (value: unknown) => (value === 'admin' ? 'admin' : '');
   router.get('/sign-in', (req, res, next) => {
-    render(req, res, 'account-sign-in', { csrf_token: session.csrfToken(req, res), email: '' }).catch(next);
+    render(req, res, 'account-sign-in', {
+      csrf_token: session.csrfToken(req, res),
+      email: '',
+      next: nextOf(req.query.next),
+    }).catch(next);
   });
 
   // The OAuth sign-in's own limits, the same counters: guesses here and there add up.
@@ -115,14 +122,14 @@ export function createAccountRoutes({
           req,
           res,
           'account-sign-in',
-          { csrf_token: session.csrfToken(req, res), email, errorKey },
+          { csrf_token: session.csrfToken(req, res), email, errorKey, next: nextOf(req.body?.next) },
           status,
         );
       if (!session.csrfValid(req)) return await again('signIn.expired', 403);
       const user = email && password ? await authenticateUser(db, email, password) : null;
       if (!user) return await again('signIn.failed', 401);
       await session.signIn(res, user.id);
-      res.redirect(303, '/account/connected-apps');
+      res.redirect(303, nextOf(req.body?.next) === 'admin' ? '/account/admin' : '/account/connected-apps');
     } catch (error) {
       next(error);
     }
@@ -191,6 +198,8 @@ export function createAccountRoutes({
       next(error);
     }
   });
+
+  mountAdminRoutes(router, { db, store, oauth, session, render, languageOf, formatTime });
 
   // A refusal by the limits (429) is a page, like every other answer here.
   router.use(((error, req, res, next) => {

@@ -1,12 +1,12 @@
-// npm run user:create -- --email E --password P [--name N] [--company C]: adds a user to the database at
-// DATABASE_PATH (or DATABASE_URL), with a company of demo data. Exits non-zero with a clear message on bad input or a taken email.
+// npm run user:create -- --email E --password P [--name N] [--company C] [--admin]: adds a user to the database at
+// DATABASE_PATH (or DATABASE_URL), with a company of demo data; --admin makes them an administrator (/admin). Exits non-zero with a clear message on bad input or a taken email.
 import { parseArgs } from 'node:util';
 import { readConfig } from '../config';
 import { openAppDatabase } from '../db/open';
 import { createUser, UserInputError } from '../users';
 
 async function main(): Promise<number> {
-  let values: Record<string, string | undefined>;
+  let values: Record<string, string | boolean | undefined>;
   try {
     ({ values } = parseArgs({
       options: {
@@ -14,25 +14,31 @@ async function main(): Promise<number> {
         password: { type: 'string' },
         name: { type: 'string' },
         company: { type: 'string' },
+        admin: { type: 'boolean' },
       },
       strict: true,
     }));
   } catch (error) {
     console.error(
-      `${(error as Error).message}\nUsage: npm run user:create -- --email E --password P [--name N] [--company C]`,
+      `${(error as Error).message}\nUsage: npm run user:create -- --email E --password P [--name N] [--company C] [--admin]`,
     );
     return 2;
   }
   if (!values.email) {
     console.error(
-      'An email is required.\nUsage: npm run user:create -- --email E --password P [--name N] [--company C]',
+      'An email is required.\nUsage: npm run user:create -- --email E --password P [--name N] [--company C] [--admin]',
     );
     return 2;
   }
   const { db, close, description } = await openAppDatabase(readConfig());
   try {
-    const user = await createUser(db, values);
-    console.log(`Created user ${user.email} (id ${user.id}) with demo data, in ${description}.`);
+    const { email, password, name, company, admin } = values as Record<string, string | undefined> & {
+      admin?: boolean;
+    };
+    const user = await createUser(db, { email, password, name, company, admin: admin === true });
+    console.log(
+      `Created ${admin ? 'administrator' : 'user'} ${user.email} (id ${user.id}) with demo data, in ${description}.`,
+    );
     return 0;
   } catch (error) {
     if (error instanceof UserInputError) {

@@ -201,6 +201,10 @@ const MIGRATIONS: readonly Migration[] = [
   DROP INDEX users_email;
   CREATE UNIQUE INDEX users_email_key ON users (email_key);
   `,
+  // Administrators (npm run user:create -- --admin) see every client and grant at /admin, and may end any grant.
+  `
+  ALTER TABLE users ADD COLUMN is_admin INTEGER NOT NULL DEFAULT 0;
+  `,
 ];
 
 /**

@@ -313,6 +313,25 @@ export function createPostgresStore(
           WHERE grant_id = $1 AND challenged_until > $2 RETURNING 1`,
         [grantId, now()],
       )) !== undefined,
+    async listClients({ after, limit }) {
+      const { rows } = await query(
+        `SELECT * FROM ${t('oauth_clients')} WHERE ($1::text IS NULL OR client_id COLLATE "C" > $1) ORDER BY client_id COLLATE "C" LIMIT $2`,
+        [after ?? null, limit],
+      );
+      return rows.map(toClient);
+    },
+    async listGrants({ before, limit }) {
+      const { rows } = await query(
+        `SELECT ${grantColumns}, c.client_name FROM ${t('oauth_grants')} g JOIN ${t('oauth_clients')} c ON c.client_id = g.client_id
+          WHERE ($1::text IS NULL OR g.grant_id COLLATE "C" < $1) AND g.expires_at > $2 AND g.revoked_at IS NULL
+          ORDER BY g.grant_id COLLATE "C" DESC LIMIT $3`,
+        [before ?? null, now(), limit],
+      );
+      return rows.map((row): GrantWithClient => ({
+        ...toGrant(row),
+        clientName: row.client_name as string | null,
+      }));
+    },
     async listActiveGrants(userId) {
       const { rows } = await query(
         `SELECT ${grantColumns}, c.client_name FROM ${t('oauth_grants')} g JOIN ${t('oauth_clients')} c ON c.client_id = g.client_id

@@ -108,6 +108,24 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
       stored.grant.revokedAt = now();
       return true;
     },
+    listClients({ after, limit }) {
+      return [...clients.keys()]
+        .filter((clientId) => after === undefined || clientId > after)
+        .sort((a, b) => (a < b ? -1 : 1))
+        .slice(0, limit)
+        .map((clientId) => copy(clients.get(clientId)!));
+    },
+    listGrants({ before, limit }) {
+      return [...grants.values()]
+        .filter((stored) => isActive(stored) && alive(stored.grant))
+        .filter(({ grant }) => before === undefined || grant.grantId < before)
+        .sort((a, b) => (a.grant.grantId < b.grant.grantId ? 1 : -1))
+        .slice(0, limit)
+        .map(({ grant }) => ({
+          ...copy(grant),
+          clientName: clients.get(grant.clientId)?.clientName ?? null,
+        }));
+    },
     listActiveGrants(userId) {
       const listed: GrantWithClient[] = [];
       for (const stored of grants.values()) {

@@ -49,6 +49,9 @@ const SQL = {
   markGrantUsed: 'UPDATE oauth_grants SET last_used_at = ? WHERE grant_id = ?',
   listGrants: `SELECT ${GRANT_COLUMNS('g')}, c.client_name FROM oauth_grants g JOIN oauth_clients c ON c.client_id = g.client_id
         WHERE g.user_id = ? AND g.expires_at > ? AND g.revoked_at IS NULL ORDER BY g.created_at DESC, g.grant_id DESC`,
+  listClients: 'SELECT * FROM oauth_clients WHERE client_id > ? ORDER BY client_id LIMIT ?',
+  listAllGrants: `SELECT ${GRANT_COLUMNS('g')}, c.client_name FROM oauth_grants g JOIN oauth_clients c ON c.client_id = g.client_id
+        WHERE g.grant_id < ? AND g.expires_at > ? AND g.revoked_at IS NULL ORDER BY g.grant_id DESC LIMIT ?`,
   insertCode: `INSERT INTO oauth_authorization_codes (code_hash, grant_id, client_id, user_id, redirect_uri, scope, resource,
          code_challenge, code_challenge_method, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   findCode: 'SELECT * FROM oauth_authorization_codes WHERE code_hash = ? AND expires_at > ?',

@@ -254,6 +254,13 @@ export function createSqliteStore(
       sql.markScopeChallenge.run(until, grantId, now());
     },
     takeScopeChallenge: (grantId) => sql.takeScopeChallenge.run(grantId, now()).changes === 1,
+    // The empty string sorts before every id, and U+FFFF after every id the library makes.
+    listClients: ({ after, limit }) => (sql.listClients.all(after ?? '', limit) as Row[]).map(toClient),
+    listGrants: ({ before, limit }) =>
+      (sql.listAllGrants.all(before ?? '\uffff', now(), limit) as Row[]).map((row): GrantWithClient => ({
+        ...toGrant(row),
+        clientName: row.client_name as string | null,
+      })),
     listActiveGrants: (userId) =>
       (sql.listGrants.all(userId, now()) as Row[]).map((row): GrantWithClient => ({
         ...toGrant(row),

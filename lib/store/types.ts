@@ -285,6 +285,18 @@ export interface OAuthStore {
    * with its client's name as stored when the list is read.
    */
   listActiveGrants(userId: string): MaybePromise<GrantWithClient[]>;
+  /**
+   * For operators: up to `limit` stored clients (registered ones and stored document copies) whose ids sort after
+   * `after` (by code unit), in that order; the next page starts after the last one returned. Optional, with
+   * listGrants: a store without them gives an administrators' console nothing to list.
+   */
+  listClients?(page: { after?: string; limit: number }): MaybePromise<ClientRecord[]>;
+  /**
+   * For operators: up to `limit` active grants of every user (unexpired, not revoked), newest first by grant id
+   * (the library's ids are time-ordered), those whose ids sort before `before` when it is given; each with its
+   * client's name as stored when the list is read.
+   */
+  listGrants?(page: { before?: string; limit: number }): MaybePromise<GrantWithClient[]>;
 
   /** Saves a new authorization code, unused. */
   saveAuthorizationCode(code: AuthorizationCodeRecord): MaybePromise<void>;

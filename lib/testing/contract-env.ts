@@ -42,7 +42,9 @@ export type OptionalCapability =
   | 'saveDeviceAuthorization'
   | 'findDeviceAuthorization'
   | 'decideDeviceAuthorization'
-  | 'redeemDeviceAuthorization';
+  | 'redeemDeviceAuthorization'
+  | 'listClients'
+  | 'listGrants';
 
 /** The running case's store, clock and harness (read them inside a test body), and the runner's functions. */
 export interface ContractEnv {

@@ -17,6 +17,7 @@ import {
 } from './contract-env';
 import { describeClientDocumentContract } from './contract-client-documents';
 import { describeDeviceAuthorizationContract } from './contract-device-authorizations';
+import { describeOperatorListContract } from './contract-operator-lists';
 import { describeRefreshTokenContract } from './contract-refresh-tokens';
 import { describeSigningKeyContract } from './contract-signing-keys';
 import { describeUpstreamTokenContract } from './contract-upstream-tokens';
@@ -60,6 +61,8 @@ const OPTIONAL_CAPABILITIES: readonly OptionalCapability[] = [
   'findDeviceAuthorization',
   'decideDeviceAuthorization',
   'redeemDeviceAuthorization',
+  'listClients',
+  'listGrants',
 ];
 
 /** Registers every case of the store contract with the given runner. */
@@ -183,6 +186,7 @@ export function describeStoreContract({
 
     describeClientDocumentContract(env);
     describeDeviceAuthorizationContract(env);
+    describeOperatorListContract(env);
 
     describe('client assertion ids', () => {
       const test = env.testWith('useAssertionId');

@@ -48,6 +48,25 @@ describe('npm run user:create', () => {
     expect(statSync(databasePath).mode & 0o777).toBe(0o600);
   });
 
+  test('--admin makes the user an administrator, and only that user', async () => {
+    const made = await userCreate('--email', 'root@example.com', '--password', 'a long password', '--admin');
+    expect(made).toMatchObject({
+      code: 0,
+      stdout: expect.stringContaining('Created administrator root@example.com'),
+    });
+    await userCreate('--email', 'ana@example.com', '--password', 'a long password');
+    const Database = require('better-sqlite3') as typeof import('better-sqlite3');
+    const db = new Database(databasePath, { readonly: true });
+    try {
+      expect(db.prepare('SELECT email, is_admin FROM users ORDER BY id').all()).toEqual([
+        { email: 'root@example.com', is_admin: 1 },
+        { email: 'ana@example.com', is_admin: 0 },
+      ]);
+    } finally {
+      db.close();
+    }
+  });
+
   test.each([
     [
       'a taken email (any case)',
@@ -71,9 +90,9 @@ describe('npm run user:create', () => {
     ['no email', ['--password', 'a long password'], 2, /An email is required/],
     [
       'an unknown option',
-      ['--email', 'bob@example.com', '--password', 'a long password', '--admin'],
+      ['--email', 'bob@example.com', '--password', 'a long password', '--superuser'],
       2,
-      /Unknown option '--admin'/,
+      /Unknown option '--superuser'/,
     ],
   ])('exits non-zero with a clear message for %s', async (_name, args, code, message) => {
     await userCreate('--email', 'ana@example.com', '--password', 'a long password');

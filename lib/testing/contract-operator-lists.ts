@@ -1,0 +1,60 @@
+// The store contract for the lists an operator's console reads: every stored client, and every user's active grants,
+// a page at a time, in an order that a next page continues without a gap or a repeat while rows come and go.
+import { MINUTE } from './clock';
+import type { ContractEnv } from './contract-env';
+import { expect } from './expect';
+import { clientRecord, grantRecord } from './fixtures';
+
+export function describeOperatorListContract(env: ContractEnv): void {
+  const { describe } = env;
+  const test = env.testWith('listClients');
+
+  describe('operator lists', () => {
+    test('clients come a page at a time, by id, each page after the last one’s last id', async () => {
+      const { store } = env;
+      const ids = ['client-c', 'client-a', 'client-e', 'client-b', 'client-d'];
+      for (const clientId of ids)
+        await store.registerClient(clientRecord({ clientId, clientName: clientId }));
+      const pages: string[][] = [];
+      let after: string | undefined;
+      for (;;) {
+        const page = await store.listClients!({ limit: 2, ...(after === undefined ? {} : { after }) });
+        if (page.length === 0) break;
+        pages.push(page.map((client) => client.clientId));
+        after = page.at(-1)!.clientId;
+      }
+      expect(pages).toEqual([['client-a', 'client-b'], ['client-c', 'client-d'], ['client-e']]);
+      // Each as stored, as findClient reads it.
+      expect((await store.listClients!({ limit: 1 }))[0]).toEqual(await store.findClient('client-a'));
+    });
+
+    test('grants of every user, active only, newest id first, a page before the last one’s id', async () => {
+      const { store, clock } = env;
+      const client = clientRecord({ clientName: 'Listed' });
+      await store.registerClient(client);
+      const made = [];
+      for (const [index, userId] of ['user-1', 'user-2', 'user-1', 'user-3'].entries()) {
+        const grant = grantRecord(clock.now(), {
+          clientId: client.clientId,
+          userId,
+          grantId: `grant-${index}`,
+        });
+        await store.createGrant(grant);
+        made.push(grant);
+      }
+      await store.revokeGrant('grant-1');
+      const short = grantRecord(clock.now(), {
+        clientId: client.clientId,
+        grantId: 'grant-9',
+        expiresAt: clock.now() + MINUTE,
+      });
+      await store.createGrant(short);
+      clock.advance(MINUTE);
+      const first = await store.listGrants!({ limit: 2 });
+      expect(first.map((grant) => grant.grantId)).toEqual(['grant-3', 'grant-2']);
+      expect(first[0]).toEqual({ ...made[3], clientName: 'Listed' });
+      const second = await store.listGrants!({ limit: 2, before: 'grant-2' });
+      expect(second.map((grant) => grant.grantId)).toEqual(['grant-0']);
+    });
+  });
+}
