@@ -127,7 +127,12 @@ export async function createExampleApp(
     store,
     config.purgeIntervalMs,
     (error) => logger.warn({ err: error }, 'purge of expired rows failed'),
-    [(limit) => audit.purge(Date.now(), limit)],
+    [
+      (limit) => audit.purge(Date.now(), limit),
+      // The client lifecycle: registrations nobody connected within IDLE_CLIENT_DAYS (a client that registers on every
+      // start leaves many), never one a grant names.
+      (limit) => Promise.resolve(store.purgeIdleClients?.(Date.now() - config.idleClientMs, limit) ?? 0),
+    ],
   );
   const oauth = createOAuthRouter(store, signer, {
     issuer: config.baseUrl,

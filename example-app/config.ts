@@ -27,6 +27,8 @@ export interface AppConfig {
   allowedOrigins: string[];
   /** How often expired codes, grants and tokens are deleted, in milliseconds. */
   purgeIntervalMs: number;
+  /** IDLE_CLIENT_DAYS: public registrations that no grant names are deleted this long after they were made. */
+  idleClientMs: number;
   /** SECRET_KEY: the key (base64, 32 bytes or more) that encrypts the secrets kept in the database. */
   secretKey: string | undefined;
   /** RESOURCE_SERVER_CLIENTS: confidential clients that may introspect every access token of /mcp. */
@@ -181,6 +183,9 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   const purgeSeconds = env.PURGE_INTERVAL_SECONDS ? Number(env.PURGE_INTERVAL_SECONDS) : 600;
   if (!Number.isInteger(purgeSeconds) || purgeSeconds < 1 || purgeSeconds > 86_400)
     throw new ConfigError('PURGE_INTERVAL_SECONDS must be a whole number of seconds from 1 to 86400.');
+  const idleClientDays = env.IDLE_CLIENT_DAYS ? Number(env.IDLE_CLIENT_DAYS) : 30;
+  if (!Number.isInteger(idleClientDays) || idleClientDays < 1 || idleClientDays > 3650)
+    throw new ConfigError('IDLE_CLIENT_DAYS must be a whole number of days from 1 to 3650.');
   const logLevel = env.LOG_LEVEL || 'info';
   if (!(LOG_LEVELS as readonly string[]).includes(logLevel))
     throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}".`);
@@ -217,6 +222,7 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     resourceServerClients,
     secretKey: env.SECRET_KEY || undefined,
     purgeIntervalMs: purgeSeconds * 1000,
+    idleClientMs: idleClientDays * 86_400_000,
     cimdAllowLoopback: cimd === '1',
     allowedOrigins,
     trustProxy,

@@ -332,6 +332,31 @@ export function createPostgresStore(
         clientName: row.client_name as string | null,
       }));
     },
+    // The candidates are locked first (FOR UPDATE), then checked again by a statement of its own, which sees every
+    // grant committed by then: a grant whose insert checked its client before the lock has committed (its key share
+    // holds the lock back until then); one that comes after waits, and fails for want of its client. Without this the
+    // DELETE could cascade to a grant made meanwhile.
+    purgeIdleClients: (registeredBefore, batchSize = 500) =>
+      transaction(async (client) => {
+        const at = now();
+        const idle = (c: string) =>
+          `NOT EXISTS (SELECT 1 FROM ${t('oauth_grants')} g WHERE g.client_id = ${c}.client_id)
+            AND NOT EXISTS (SELECT 1 FROM ${t('oauth_device_authorizations')} d
+              WHERE d.client_id = ${c}.client_id AND d.expires_at > $2)`;
+        const candidates = await client.query<{ client_id: string }>(
+          `SELECT c.client_id FROM ${t('oauth_clients')} c
+            WHERE c.token_endpoint_auth_method = 'none' AND lower(left(c.client_id, 8)) <> 'https://'
+              AND c.issued_at < $1 AND ${idle('c')}
+            ORDER BY c.client_id LIMIT $3 FOR UPDATE SKIP LOCKED`,
+          [registeredBefore, at, batchSize],
+        );
+        if (candidates.rows.length === 0) return 0;
+        const deleted = await client.query(
+          `DELETE FROM ${t('oauth_clients')} c WHERE c.client_id = ANY($1::text[]) AND ${idle('c')}`,
+          [candidates.rows.map((row) => row.client_id), at],
+        );
+        return deleted.rowCount ?? 0;
+      }),
     async listActiveGrants(userId) {
       const { rows } = await query(
         `SELECT ${grantColumns}, c.client_name FROM ${t('oauth_grants')} g JOIN ${t('oauth_clients')} c ON c.client_id = g.client_id

@@ -126,6 +126,21 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
           clientName: clients.get(grant.clientId)?.clientName ?? null,
         }));
     },
+    purgeIdleClients(registeredBefore, batchSize = DEFAULT_BATCH) {
+      const named = new Set([...grants.values()].map(({ grant }) => grant.clientId));
+      for (const device of devices.values()) if (alive(device)) named.add(device.clientId);
+      const idle = [...clients.values()]
+        .filter(
+          (client) =>
+            client.tokenEndpointAuthMethod === 'none' &&
+            !isDocumentCopy(client) &&
+            client.issuedAt < registeredBefore &&
+            !named.has(client.clientId),
+        )
+        .slice(0, batchSize);
+      for (const client of idle) clients.delete(client.clientId);
+      return idle.length;
+    },
     listActiveGrants(userId) {
       const listed: GrantWithClient[] = [];
       for (const stored of grants.values()) {

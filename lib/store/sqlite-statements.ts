@@ -83,6 +83,13 @@ const SQL = {
   purgeDocumentCopies: `DELETE FROM oauth_clients WHERE client_id IN (SELECT c.client_id FROM oauth_clients c
         WHERE lower(substr(c.client_id, 1, 8)) = 'https://'
           AND NOT EXISTS (SELECT 1 FROM oauth_grants g WHERE g.client_id = c.client_id) LIMIT ?)`,
+  // One statement, and SQLite has one writer: a grant is made before it (and keeps its client) or after (and fails).
+  purgeIdleClients: `DELETE FROM oauth_clients WHERE client_id IN (SELECT c.client_id FROM oauth_clients c
+        WHERE c.token_endpoint_auth_method = 'none' AND lower(substr(c.client_id, 1, 8)) <> 'https://'
+          AND c.issued_at < ?
+          AND NOT EXISTS (SELECT 1 FROM oauth_grants g WHERE g.client_id = c.client_id)
+          AND NOT EXISTS (SELECT 1 FROM oauth_device_authorizations d WHERE d.client_id = c.client_id AND d.expires_at > ?)
+        LIMIT ?)`,
   listSigningKeys: 'SELECT * FROM oauth_signing_keys',
   isNextKey: "SELECT 1 FROM oauth_signing_keys WHERE kid = ? AND state = 'next'",
   // The partial unique index lets only one current key in; ON CONFLICT DO NOTHING turns the loser's insert into 0 rows.

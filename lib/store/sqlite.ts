@@ -261,6 +261,8 @@ export function createSqliteStore(
         ...toGrant(row),
         clientName: row.client_name as string | null,
       })),
+    purgeIdleClients: (registeredBefore, batchSize = 500) =>
+      sql.purgeIdleClients.run(registeredBefore, now(), batchSize).changes,
     listActiveGrants: (userId) =>
       (sql.listGrants.all(userId, now()) as Row[]).map((row): GrantWithClient => ({
         ...toGrant(row),

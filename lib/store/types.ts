@@ -297,6 +297,15 @@ export interface OAuthStore {
    * client's name as stored when the list is read.
    */
   listGrants?(page: { before?: string; limit: number }): MaybePromise<GrantWithClient[]>;
+  /**
+   * The client lifecycle: deletes up to `batchSize` (default 500) idle registrations and returns how many. A
+   * registration is idle when it is a public client (token_endpoint_auth_method none; never a document copy, whose
+   * id starts with `https://`, nor a confidential client such as the operator's), registered before
+   * `registeredBefore`, and named by no stored grant (active, revoked or expired: grants go by purgeExpired first)
+   * and no unexpired device authorization. Never one with a live grant, whatever runs at the same time on any
+   * instance: a grant being made for it either keeps it or fails for want of its client. Optional.
+   */
+  purgeIdleClients?(registeredBefore: number, batchSize?: number): MaybePromise<number>;
 
   /** Saves a new authorization code, unused. */
   saveAuthorizationCode(code: AuthorizationCodeRecord): MaybePromise<void>;

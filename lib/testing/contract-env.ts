@@ -44,7 +44,8 @@ export type OptionalCapability =
   | 'decideDeviceAuthorization'
   | 'redeemDeviceAuthorization'
   | 'listClients'
-  | 'listGrants';
+  | 'listGrants'
+  | 'purgeIdleClients';
 
 /** The running case's store, clock and harness (read them inside a test body), and the runner's functions. */
 export interface ContractEnv {

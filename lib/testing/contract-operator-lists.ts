@@ -1,9 +1,9 @@
 // The store contract for the lists an operator's console reads: every stored client, and every user's active grants,
 // a page at a time, in an order that a next page continues without a gap or a repeat while rows come and go.
-import { MINUTE } from './clock';
+import { DAY, MINUTE } from './clock';
 import type { ContractEnv } from './contract-env';
 import { expect } from './expect';
-import { clientRecord, grantRecord } from './fixtures';
+import { clientRecord, grantRecord, newSecret } from './fixtures';
 
 export function describeOperatorListContract(env: ContractEnv): void {
   const { describe } = env;
@@ -55,6 +55,61 @@ export function describeOperatorListContract(env: ContractEnv): void {
       expect(first[0]).toEqual({ ...made[3], clientName: 'Listed' });
       const second = await store.listGrants!({ limit: 2, before: 'grant-2' });
       expect(second.map((grant) => grant.grantId)).toEqual(['grant-0']);
+    });
+  });
+
+  describe('client lifecycle', () => {
+    const test = env.testWith('purgeIdleClients');
+
+    test('only old public registrations that nothing names are purged, in batches', async () => {
+      const { store, clock } = env;
+      const old = clock.now();
+      const registration = (clientId: string, overrides = {}) =>
+        clientRecord({
+          clientId,
+          clientSecretHash: null,
+          tokenEndpointAuthMethod: 'none',
+          issuedAt: old,
+          ...overrides,
+        });
+      const kept = {
+        recent: registration('recent', { issuedAt: old + 2 * DAY }),
+        confidential: clientRecord({ clientId: 'confidential', issuedAt: old }),
+        document: registration('https://app.example/client.json'),
+        active: registration('active'),
+        revoked: registration('revoked'),
+        expired: registration('expired'),
+        device: registration('device'),
+      };
+      const idle = [registration('idle-1'), registration('idle-2'), registration('idle-3')];
+      for (const client of [...Object.values(kept), ...idle]) await store.registerClient(client);
+      await store.createGrant(grantRecord(old, { clientId: 'active' }));
+      const revoked = grantRecord(old, { clientId: 'revoked' });
+      await store.createGrant(revoked);
+      await store.revokeGrant(revoked.grantId);
+      await store.createGrant(grantRecord(old, { clientId: 'expired', expiresAt: old + DAY }));
+      clock.advance(2 * DAY);
+      if (store.saveDeviceAuthorization)
+        await store.saveDeviceAuthorization({
+          deviceCodeHash: newSecret().hash,
+          userCodeHash: newSecret().hash,
+          clientId: 'device',
+          scopes: ['notes:read'],
+          resource: null,
+          expiresAt: clock.now() + 10 * MINUTE,
+          interval: 5,
+          status: 'pending',
+          userId: null,
+          grantId: null,
+        });
+      else await store.createGrant(grantRecord(clock.now(), { clientId: 'device' }));
+      const before = old + DAY;
+      expect(await store.purgeIdleClients!(before, 2)).toBe(2);
+      expect(await store.purgeIdleClients!(before, 2)).toBe(1);
+      expect(await store.purgeIdleClients!(before, 2)).toBe(0);
+      for (const client of idle) expect(await store.findClient(client.clientId)).toBeUndefined();
+      for (const client of Object.values(kept))
+        expect(await store.findClient(client.clientId)).toEqual(client);
     });
   });
 }

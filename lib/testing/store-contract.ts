@@ -63,6 +63,7 @@ const OPTIONAL_CAPABILITIES: readonly OptionalCapability[] = [
   'redeemDeviceAuthorization',
   'listClients',
   'listGrants',
+  'purgeIdleClients',
 ];
 
 /** Registers every case of the store contract with the given runner. */

@@ -100,3 +100,33 @@ test('a pass over a synchronous store lets other work run between its batches', 
   expect(seen).toHaveLength(6);
   for (let i = 1; i < seen.length; i += 1) expect(seen[i]).toBeGreaterThan(seen[i - 1]!);
 });
+
+test('the schedule also deletes public registrations nobody connected within IDLE_CLIENT_DAYS, and only those', async () => {
+  const app = await startExampleApp({ IDLE_CLIENT_DAYS: '1' });
+  try {
+    const old = Date.now() - 2 * 86_400_000;
+    const publicClient = (clientId: string, issuedAt = old) =>
+      clientRecord({ clientId, clientSecretHash: null, tokenEndpointAuthMethod: 'none', issuedAt });
+    await app.store.registerClient(publicClient('idle'));
+    await app.store.registerClient(publicClient('fresh', Date.now()));
+    await app.store.registerClient(clientRecord({ clientId: 'operator', issuedAt: old }));
+    await app.store.registerClient(publicClient('connected'));
+    await app.store.createGrant({
+      grantId: randomUUID(),
+      clientId: 'connected',
+      userId: app.user.id,
+      scopes: ['clients:read'],
+      resource: `${app.baseUrl}/mcp`,
+      createdAt: old,
+      expiresAt: Date.now() + 86_400_000,
+      lastUsedAt: null,
+      revokedAt: null,
+    });
+    await app.purge.runOnce();
+    expect(await app.store.findClient('idle')).toBeUndefined();
+    for (const kept of ['fresh', 'operator', 'connected'])
+      expect(await app.store.findClient(kept)).toBeDefined();
+  } finally {
+    await app.stop();
+  }
+});
