@@ -2,9 +2,12 @@
 import { createServer } from 'node:http';
 import { ConfigError, readConfig } from './config';
 import { createExampleApp } from './app';
+import { startTracing } from './tracing';
 
 async function main(): Promise<void> {
   const config = readConfig();
+  // Before the app, so that its first request is traced (OTEL_EXPORTER_OTLP_ENDPOINT; tracing.ts).
+  const stopTracing = startTracing();
   if (!config.rateLimits)
     console.warn(
       'WARNING: RATE_LIMITS=off: the OAuth endpoints have no rate limits. Use this for load tests only.',
@@ -29,7 +32,9 @@ async function main(): Promise<void> {
   });
   const stop = () =>
     server.close(() => {
-      void close().finally(() => process.exit(0));
+      void close()
+        .then(stopTracing)
+        .finally(() => process.exit(0));
     });
   process.on('SIGINT', stop);
   process.on('SIGTERM', stop);

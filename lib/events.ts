@@ -1,6 +1,7 @@
 // Audit events: one structured record for each thing that matters (RFC 9700 §2.6 asks for the means to detect
 // misuse), handed to the host app's onEvent. An event carries ids, the client's address and the request's id,
 // never a token, code, secret or password: its fields are typed so that none can be passed.
+import { activeTraceId, annotateSpan } from './telemetry/spans';
 import { randomUUID } from 'node:crypto';
 import type { Request } from 'express';
 
@@ -88,6 +89,8 @@ export interface OAuthEvent {
   address?: string;
   /** `req.id` when the host app set one (pino-http does), otherwise an id made for this request. */
   requestId?: string;
+  /** The OpenTelemetry trace id of the request, when an SDK traces it (docs/operating.md, traces). */
+  traceId?: string;
   /** consent.granted, code.issued, token.refreshed: the scopes granted or issued. */
   scopes?: readonly string[];
   /** grant.revoked: who ended it. */
@@ -170,13 +173,17 @@ export function createEventEmitter(
   report: (error: unknown, req: Request | undefined) => void,
   now: () => number,
 ): EmitEvent {
-  if (!onEvent) return () => undefined;
+  // The request's span, when traced, carries the event's client and grant type (telemetry/spans.ts).
+  if (!onEvent) return (_req, _type, fields = {}) => annotateSpan(fields);
   return (req, type, fields = {}) => {
     try {
+      annotateSpan(fields);
+      const traceId = activeTraceId();
       const event: OAuthEvent = Object.freeze({
         type,
         time: now(),
         ...(req ? { address: req.ip, requestId: requestIdOf(req) } : {}),
+        ...(traceId === undefined ? {} : { traceId }),
         ...fields,
       });
       const result = onEvent(event);

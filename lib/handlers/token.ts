@@ -8,6 +8,7 @@ import { OAuthError, isOAuthError } from '../errors';
 import type { GrantDeps } from '../grants/grant-type';
 import { isKnownGrantType, offeredGrants } from '../grants/table';
 import { writeJson } from '../util/json-response';
+import { annotateSpan } from '../telemetry/spans';
 import { requireParam } from '../util/params';
 import type { AccessTokenResponse } from '../grants/access-token-response';
 import { isWorkloadRequest, issueWorkloadToken } from '../workload/grant';
@@ -39,9 +40,12 @@ async function answerTokenRequest(ctx: GrantDeps, req: Request, res: Response): 
     await useJti();
     return send(ctx, res, body);
   }
+  annotateSpan({ clientId: client.clientId });
   const grantType = requireParam(req.body, 'grant_type');
   const offered = offeredGrants(ctx.config);
   const grant = offered.find((candidate) => candidate.type === grantType);
+  // The span names only a grant type this server knows: a made-up value adds none.
+  if (grant) annotateSpan({ grantType: grant.type });
   if (!grant) {
     const names = offered.map((candidate) => candidate.type);
     throw new OAuthError(

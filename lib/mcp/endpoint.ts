@@ -17,6 +17,7 @@ import { loadSdkV1 } from './sdk-v1';
 import { loadSdkV2 } from './sdk-v2';
 import { PoolBusyError } from './server-pool';
 import { toWebRequest } from './web-bridge';
+import { annotateMcpRequest, withRequestSpan } from '../telemetry/spans';
 
 export type { McpEndpointOptions } from './endpoint-options';
 
@@ -57,7 +58,11 @@ function createServe(
 ): Handle {
   const limits = { maxBytes: config.maxBytes, timeoutMs: config.bodyTimeoutMs };
   // The whole body first: a request whose body is slow to come never holds a server while it trickles in.
-  const read = (req: Parameters<Serve>[0]) => readJsonBody(req, limits);
+  const read = async (req: Parameters<Serve>[0]) => {
+    const body = await readJsonBody(req, limits);
+    annotateMcpRequest(body, (tool) => config.toolScopes.has(tool));
+    return body;
+  };
   const pool = options.createServer === undefined ? undefined : createPooled(config, options);
   // The consent page names the tools each scope unlocks, from this very table (lib/consent-tools), with the titles
   // the servers give them.
@@ -119,14 +124,17 @@ export function createMcpEndpoint(options: McpEndpointOptions): RequestHandler {
     const { auth } = req as Partial<AuthenticatedRequest>;
     if (!auth?.scopes)
       return next(new TypeError('createMcpEndpoint: mount it after requireBearer(), which sets req.auth.'));
-    serve(req, res, auth).catch((error: unknown) => {
-      if (
-        error instanceof McpRequestError ||
-        error instanceof PoolBusyError ||
-        error instanceof UnreadableAnswerError
-      )
-        return refuse(res, error);
-      next(error);
+    // Its span (`mcp tools/call`, ...), when the host app registered an OpenTelemetry SDK.
+    withRequestSpan('mcp', req, res, () => {
+      serve(req, res, auth).catch((error: unknown) => {
+        if (
+          error instanceof McpRequestError ||
+          error instanceof PoolBusyError ||
+          error instanceof UnreadableAnswerError
+        )
+          return refuse(res, error);
+        next(error);
+      });
     });
   };
 }

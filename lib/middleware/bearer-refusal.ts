@@ -5,6 +5,7 @@ import type { ServerResponse } from 'node:http';
 import { DPOP_ALGORITHMS } from '../dpop/proof';
 import { OAuthError } from '../errors';
 import { writeJson } from '../util/json-response';
+import { recordOAuthError } from '../telemetry/spans';
 
 /** How a refusal speaks of DPoP (RFC 9449 §7.1), on a resource that accepts DPoP-bound tokens. */
 export interface DpopChallengeOptions {
@@ -71,6 +72,7 @@ export function refuseBearer(
   dpop?: DpopChallengeOptions,
 ): void {
   const body = error ?? new OAuthError('invalid_token', 'An access token is required.');
+  recordOAuthError(body.code);
   res.setHeader('WWW-Authenticate', challenges(resourceMetadataUrl, error, scope, body.status, dpop));
   // Added to what the host app exposes already (Mcp-Session-Id, say), never in place of it.
   const exposed = String(res.getHeader('Access-Control-Expose-Headers') ?? '');

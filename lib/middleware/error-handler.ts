@@ -8,6 +8,7 @@ import type { Pages } from '../pages/render';
 import { clientRedirect, type RedirectTarget } from '../util/redirect-uri';
 import { isStoreUnavailable } from '../store/unavailable';
 import { writeJson } from '../util/json-response';
+import { recordOAuthError } from '../telemetry/spans';
 
 /** Set on res.locals by the authorization endpoint once client_id and redirect_uri are verified. */
 /** Body-parser failures are the client's fault: say so in OAuth terms instead of answering 500. */
@@ -48,12 +49,21 @@ export function storeUnavailable(cause: unknown): OAuthError {
   );
 }
 
-/** Any error as the OAuth error it is answered with; what is not the client's fault is reported to onError. */
+/**
+ * Any error as the OAuth error it is answered with, its code also on the request's span; what is not the client's
+ * fault is reported to onError.
+ */
 export function toOAuthError(
   error: unknown,
   req: IncomingMessage,
   config: Pick<OAuthConfig, 'onError'>,
 ): OAuthError {
+  const answered = mapError(error, req, config);
+  recordOAuthError(answered.code);
+  return answered;
+}
+
+function mapError(error: unknown, req: IncomingMessage, config: Pick<OAuthConfig, 'onError'>): OAuthError {
   if (isOAuthError(error)) return error;
   const parsed = error && typeof error === 'object' ? fromBodyParser(error) : undefined;
   if (parsed) return parsed;

@@ -34,10 +34,17 @@ import {
   deviceSignInHandler,
 } from '../authorize/device';
 import { upstreamCallbackHandler, upstreamStartHandler } from '../authorize/upstream';
+import { withRequestSpan } from '../telemetry/spans';
 import type { BodyParsers } from './body-parsers';
 
 /** A route's steps without the limits that are off: each step is one more layer Express walks through. */
 const steps = (...handlers: RequestHandler[]) => handlers.filter((handler) => handler !== passThrough);
+
+/** The first step of an endpoint's route: its span (`oauth token`, ...), when the host app registered an SDK. */
+const traced =
+  (endpoint: string): RequestHandler =>
+  (req, res, next) =>
+    withRequestSpan(`oauth ${endpoint}`, req, res, next, { 'oauth.endpoint': endpoint });
 
 // Public documents: GET with open CORS (set by the document handler itself, one step less on a hot path), OPTIONS
 // for preflights, 405 for the rest.
@@ -92,24 +99,34 @@ export function apiRoutes(
   const { formOrJson } = parsers;
   const plainText = refuseControlCharacters();
   return [
-    { path: paths.token, cors: true, post: steps(limits.token, formOrJson, plainText, tokenHandler(ctx)) },
+    {
+      path: paths.token,
+      cors: true,
+      post: steps(traced('token'), limits.token, formOrJson, plainText, tokenHandler(ctx)),
+    },
     {
       path: paths.revocation,
       cors: true,
-      post: steps(limits.revoke, formOrJson, plainText, revokeHandler(ctx)),
+      post: steps(traced('revocation'), limits.revoke, formOrJson, plainText, revokeHandler(ctx)),
     },
     // Server to server: no CORS, so no browser page can ask.
     {
       path: paths.introspection,
       cors: false,
-      post: steps(limits.introspect, formOrJson, plainText, introspectHandler(ctx)),
+      post: steps(traced('introspection'), limits.introspect, formOrJson, plainText, introspectHandler(ctx)),
     },
     ...(ctx.config.deviceAuthorization
       ? [
           {
             path: paths.deviceAuthorization,
             cors: true,
-            post: steps(limits.deviceAuthorization, formOrJson, plainText, deviceAuthorizationHandler(ctx)),
+            post: steps(
+              traced('device_authorization'),
+              limits.deviceAuthorization,
+              formOrJson,
+              plainText,
+              deviceAuthorizationHandler(ctx),
+            ),
           },
         ]
       : []),
@@ -152,6 +169,7 @@ export function mountEndpoints(
     .route(own.add(paths.registration))
     .all(openCors(['POST']))
     .post(
+      traced('registration'),
       limits.register,
       registrationJson,
       refuseControlCharacters('invalid_client_metadata'),
@@ -160,11 +178,12 @@ export function mountEndpoints(
     .all(allowMethods(['POST']));
   router
     .route(own.add(paths.authorization))
-    .get(pages.headers, limits.authorize, plainText, authorizePageHandler(ctx))
+    .get(traced('authorization'), pages.headers, limits.authorize, plainText, authorizePageHandler(ctx))
     .all(allowMethods(['GET']));
   router
     .route(own.add(signInPath(paths)))
     .post(
+      traced('sign_in'),
       pages.headers,
       limits.authorize,
       form,
@@ -177,18 +196,19 @@ export function mountEndpoints(
     .all(allowMethods(['POST']));
   router
     .route(own.add(decisionPath(paths)))
-    .post(pages.headers, limits.authorize, form, plainText, decisionHandler(ctx))
+    .post(traced('decision'), pages.headers, limits.authorize, form, plainText, decisionHandler(ctx))
     .all(allowMethods(['POST']));
   if (config.deviceAuthorization) {
     // RFC 8628 §3.3: the page the device names, then the pages of its flow below the authorization endpoint.
     router
       .route(own.add(paths.device))
-      .get(pages.headers, limits.authorize, plainText, deviceEntryHandler(ctx))
+      .get(traced('device'), pages.headers, limits.authorize, plainText, deviceEntryHandler(ctx))
       .all(allowMethods(['GET']));
     // §5.1: codes are guessed here, so wrong ones are limited per address, and any one code per code.
     router
       .route(own.add(deviceCodePath(paths)))
       .get(
+        traced('device_code'),
         pages.headers,
         limits.authorize,
         plainText,
@@ -200,6 +220,7 @@ export function mountEndpoints(
     router
       .route(own.add(deviceSignInPath(paths)))
       .post(
+        traced('device_sign_in'),
         pages.headers,
         limits.authorize,
         form,
@@ -212,7 +233,14 @@ export function mountEndpoints(
       .all(allowMethods(['POST']));
     router
       .route(own.add(deviceDecisionPath(paths)))
-      .post(pages.headers, limits.authorize, form, plainText, deviceDecisionHandler(ctx))
+      .post(
+        traced('device_decision'),
+        pages.headers,
+        limits.authorize,
+        form,
+        plainText,
+        deviceDecisionHandler(ctx),
+      )
       .all(allowMethods(['POST']));
   }
   if (config.upstream) {
