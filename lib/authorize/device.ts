@@ -16,7 +16,7 @@ import { deviceCodePath, deviceDecisionPath, deviceSignInPath } from '../paths';
 import type { ClientRecord, DeviceAuthorizationRecord, GrantRecord } from '../store/types';
 import { isClientIdUrl } from '../util/client-id';
 import { readParam } from '../util/params';
-import { grantedScopes, markAsPage, splitScopes, type ConsentDeps } from './handlers';
+import { grantedScopes, markAsPage, type ConsentDeps } from './handlers';
 
 type DeviceDeps = ConsentDeps & Pick<OAuthContext, 'emit'>;
 
@@ -104,9 +104,13 @@ async function renderDeviceConsent(
   device: PendingDevice,
   user: OAuthUser,
 ) {
-  const request = { client: device.client, resource: device.record.resource!, scopes: device.record.scopes };
-  const { before, asked } = await splitScopes(ctx, user.id, request);
-  const { scopes, allowedScopes } = consentScopes(asked, before, ctx.config.scopes, await registeredTools());
+  // Every scope is asked anew, none shown as allowed before (see deviceDecisionHandler).
+  const { scopes, allowedScopes } = consentScopes(
+    device.record.scopes,
+    [],
+    ctx.config.scopes,
+    await registeredTools(),
+  );
   return ctx.pages.render(res, 'consent', {
     ...ctx.session.formFields(req, res, device.params),
     action: ctx.config.issuer + deviceDecisionPath(ctx.config.paths),
@@ -194,9 +198,14 @@ export function deviceSignInHandler(ctx: DeviceDeps): RequestHandler {
 }
 
 /**
- * The device flow's consent form: Allow makes the grant (what was allowed before kept, as on the authorization
- * endpoint) and approves the request, which the device redeems once when it next polls; Deny denies it. Either way
- * the page says so, and sends the browser nowhere: the device is elsewhere.
+ * The device flow's consent form: Allow makes a grant of what the person left ticked and approves the request, which
+ * the device redeems once when it next polls; Deny denies it. Either way the page says so, and sends the browser
+ * nowhere: the device is elsewhere.
+ *
+ * Unlike the authorization endpoint, nothing allowed before is carried over, and no earlier grant is replaced: a
+ * public client's id is no secret, and without a redirect URI to tie the request to the real app, anyone could start
+ * a device request in its name; a person who allowed it would otherwise hand that device everything allowed before,
+ * and sign the real installation out (RFC 8628 §5.4).
  */
 export function deviceDecisionHandler(ctx: DeviceDeps): RequestHandler {
   return handle(async function deviceDecision(req, res) {
@@ -206,12 +215,10 @@ export function deviceDecisionHandler(ctx: DeviceDeps): RequestHandler {
     const { store, config } = ctx;
     const { record, client } = device;
     const clientId = client.clientId;
-    const request = { client, resource: record.resource!, scopes: record.scopes };
-    const { before, asked } = await splitScopes(ctx, user.id, request);
     const decision = readParam(req.body, 'decision');
-    const allowed = decision === 'allow' ? grantedScopes(req.body, asked) : [];
+    const allowed = decision === 'allow' ? grantedScopes(req.body, record.scopes) : [];
     const shown = { client: describeClient(client) };
-    if (decision !== 'allow' || allowed.length + before.length === 0) {
+    if (decision !== 'allow' || allowed.length === 0) {
       if (
         !(await store.decideDeviceAuthorization!(record.deviceCodeHash, {
           approved: false,
@@ -229,7 +236,7 @@ export function deviceDecisionHandler(ctx: DeviceDeps): RequestHandler {
     // As on the authorization endpoint: a user whose id is the client's would make a machine's token of theirs.
     if (user.id === clientId)
       throw new OAuthError('access_denied', 'This account cannot authorize this app.');
-    const scopes = [...new Set([...allowed, ...before])];
+    const scopes = allowed;
     const now = config.now();
     const grant: GrantRecord = {
       grantId: timeOrderedId(now),

@@ -168,7 +168,7 @@ export function grantedScopes(body: unknown, asked: string[]): string[] {
  * client for this resource in grants still active (and still in the catalogue: a scope taken out since is not given
  * again), and `asked`, the requested scopes that are new.
  */
-export async function splitScopes(
+async function splitScopes(
   ctx: ConsentDeps,
   userId: string,
   request: Pick<AuthorizationRequest, 'client' | 'resource' | 'scopes'>,

@@ -8,7 +8,6 @@ import { requireParam } from '../util/params';
 import type { AccessTokenResponse } from './access-token-response';
 import { grantTokenResponse, invalidGrant } from './grant-token-response';
 import type { GrantDeps, GrantRequest, GrantType } from './grant-type';
-import { replaceEarlierGrants } from './replace-earlier';
 
 export const deviceCodeGrant: GrantType = {
   type: DEVICE_CODE_GRANT,
@@ -71,7 +70,8 @@ async function redeemDeviceCode(
     scopes: outcome.grant.scopes,
     ...(jkt === undefined ? {} : { jkt }),
   });
-  await replaceEarlierGrants(ctx, req, outcome.grant);
+  // No earlier grant is replaced: a device request may have been started by anyone in a public client's name
+  // (authorize/device.ts), and must not sign the real installation out.
   // What the person allowed (they may have unticked some of what the device asked for), and what was allowed before.
   return grantTokenResponse(ctx, outcome.grant, outcome.grant.scopes, refreshToken?.token, jkt);
 }

@@ -11,14 +11,21 @@
 //
 // Only a first use of the grant's current token is refused. A used token presented again is reuse or a retry, which
 // the rotation rule decides as always (a stolen token must still revoke the grant). The mark is taken once, so a
-// client that refreshes again is served. A refresh without a mark costs one conditional write that finds nothing (a
-// refresh is rare next to tool calls); the token is read only when there was a mark to take.
+// client that refreshes again is served, and only by the client's current token: a grant id alone (no secret: access
+// tokens and events carry it) cannot take a mark, nor keep one alive. A refresh reads its token once more for this.
+//
+// A 403 writes the mark on the grant's row before it is answered: a token holder refused again and again would make
+// as many writes, so a process marks one grant at most once every few seconds.
 import { refreshTokenKey } from '../crypto/refresh-token';
 import type { OAuthStore, RefreshTokenLookup } from '../store/types';
 import { invalidGrant } from './grant-token-response';
 
 /** Default length of the window, in milliseconds: long enough for a client that asks the person first. */
 const DEFAULT_STEP_UP_WINDOW_MS = 120_000;
+/** A grant marked by this process is not marked again sooner. */
+const REMARK_AFTER_MS = 5_000;
+/** How many grants' last marks a process remembers (the oldest go first). */
+const REMEMBERED_MARKS = 10_000;
 
 /** The window as the router uses it. */
 export interface StepUpWindow {
@@ -46,23 +53,22 @@ export function createStepUpWindow(
   now: () => number,
 ): StepUpWindow | undefined {
   if (windowMs === 0) return undefined;
+  const lastMarked = new Map<string, number>();
   return {
     async mark(grantId) {
-      await store.markScopeChallenge!(grantId, now() + windowMs);
+      const at = now();
+      const before = lastMarked.get(grantId);
+      if (before !== undefined && at - before < REMARK_AFTER_MS) return;
+      lastMarked.delete(grantId);
+      lastMarked.set(grantId, at);
+      if (lastMarked.size > REMEMBERED_MARKS) lastMarked.delete(lastMarked.keys().next().value!);
+      await store.markScopeChallenge!(grantId, at + windowMs);
     },
     async checkRefresh(presentedToken, clientId) {
-      // "<grant id>.<secret>" (crypto/refresh-token.ts); a token from before that format names no grant: served.
-      const dot = presentedToken.indexOf('.');
-      if (dot <= 0) return;
-      const grantId = presentedToken.slice(0, dot);
-      if (!(await store.takeScopeChallenge!(grantId))) return;
       const found = await store.findRefreshToken(refreshTokenKey(presentedToken));
-      if (!found || found.token.clientId !== clientId || !isCurrent(found)) {
-        // Not the token the mark waits for (a used one presented again, another client's, a made-up one): the mark
-        // goes back, for a whole window from now, and the rotation rule judges this one.
-        await store.markScopeChallenge!(grantId, now() + windowMs);
-        return;
-      }
+      // Only the holder's current token takes the mark: any other is the rotation rule's to judge, mark untouched.
+      if (!found || found.token.clientId !== clientId || !isCurrent(found)) return;
+      if (!(await store.takeScopeChallenge!(found.grant.grantId))) return;
       throw invalidGrant(
         'A tool needed more scope than this authorization holds: ask the user again at the authorization ' +
           'endpoint, for the scope the 403 challenge named. The authorization itself is unchanged.',

@@ -229,8 +229,10 @@ export function createRequireBearer(
         // Only a person's grant has a refresh token to be sent back to authorize from (grants/step-up-window.ts). The
         // mark is written before the 403 goes out: the client's refresh may follow at once, on another instance. A
         // store that fails to write it costs the step-up, never the answer.
+        // Not a token from a token exchange either: it names its subject's grant, but its holder (another client, a
+        // tool server) has no refresh token of that grant, and a refusal of it must not send the subject's client back.
         const markStepUp =
-          stepUp && claims.sub !== claims.client_id
+          stepUp && claims.sub !== claims.client_id && claims.act === undefined
             ? () => stepUp.mark(claims.grant_id).catch((error: unknown) => config.onError(error, req))
             : undefined;
         const admit = (active: boolean) => {

@@ -17,7 +17,7 @@ import type { OAuthConfig } from '../options';
 import type { RateLimitName } from '../rate-limit-options';
 import type { EmitEvent } from '../events';
 import { createRefusalReports } from './refusal-reports';
-import { normaliseUserCode } from '../device/user-code';
+import { normaliseUserCode, userCodeHash } from '../device/user-code';
 
 export type RateLimiters = Record<RateLimitName, RequestHandler>;
 
@@ -29,10 +29,13 @@ export const passThrough: RequestHandler = function noRateLimit(_req, _res, next
 const accountOf = (req: Request) =>
   (req.body && typeof req.body.email === 'string' ? req.body.email : '').trim().toLowerCase().slice(0, 320);
 const addressOf = (req: Request) => ipKeyGenerator(req.ip ?? 'unknown');
-/** The user code a device page request names, as it would be looked up (or as typed, bounded, when it cannot be one). */
-const typedUserCode = (req: Request) => {
-  const typed = (req.query as Record<string, unknown> | undefined)?.user_code;
-  return normaliseUserCode(typed) ?? (typeof typed === 'string' ? typed.slice(0, 64) : '');
+/**
+ * The key of the user code a device page request names: its HMAC, as the store keeps it, so that a shared limit store
+ * (Redis) never holds live codes; anything that cannot be a code shares one key.
+ */
+const typedUserCode = (req: Request, secret: Buffer) => {
+  const code = normaliseUserCode((req.query as Record<string, unknown> | undefined)?.user_code);
+  return code === undefined ? 'not-a-code' : userCodeHash(secret, code);
 };
 /** Where each sign-in counter leaves its count on the request, for the slowdown to read. */
 const PAIR_FAILURES = 'signInFailuresFromAddress';
@@ -112,7 +115,7 @@ export function createRateLimiters(config: OAuthConfig, emit: EmitEvent = () => 
             requestPropertyName: PAIR_FAILURES,
           }
         : name === 'userCodePerCode'
-          ? { keyGenerator: (req) => `user-code:${typedUserCode(req)}` }
+          ? { keyGenerator: (req) => `user-code:${typedUserCode(req, config.secret)}` }
           : { keyGenerator: addressOf }),
       ...(settings.store ? { store: settings.store(name), ...failOpen } : {}),
       handler: tooMany(name, setting.windowMs),

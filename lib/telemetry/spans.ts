@@ -73,6 +73,28 @@ export function activeTraceId(): string | undefined {
   return id && /[^0]/.test(id) ? id : undefined;
 }
 
+/** The JSON-RPC methods of the MCP specification a span may be named for. */
+const MCP_METHODS = new Set([
+  'initialize',
+  'ping',
+  'server/discover',
+  'tools/list',
+  'tools/call',
+  'resources/list',
+  'resources/templates/list',
+  'resources/read',
+  'resources/subscribe',
+  'resources/unsubscribe',
+  'prompts/list',
+  'prompts/get',
+  'completion/complete',
+  'logging/setLevel',
+  'notifications/initialized',
+  'notifications/cancelled',
+  'notifications/progress',
+  'notifications/roots/list_changed',
+]);
+
 /**
  * What an MCP request asks, on its span: the JSON-RPC method (`mcp tools/call`), and for a tool call the tool's name
  * when the server's own table names it (`known`), so that a client spraying made-up names adds no values.
@@ -82,9 +104,11 @@ export function annotateMcpRequest(body: unknown, known: (tool: string) => boole
   if (!span) return;
   const messages = Array.isArray(body) ? body : [body];
   const first = messages[0] as { method?: unknown; params?: { name?: unknown } } | undefined;
-  const method = messages.length === 1 && typeof first?.method === 'string' ? first.method : 'batch';
-  span.updateName(`mcp ${method.length > 64 ? 'other' : method}`);
-  span.setAttribute('mcp.method.name', method.length > 64 ? 'other' : method);
+  const asked = messages.length === 1 && typeof first?.method === 'string' ? first.method : 'batch';
+  // Only MCP's own methods name a span: a client's made-up ones would add names and values at will.
+  const method = asked === 'batch' || MCP_METHODS.has(asked) ? asked : 'other';
+  span.updateName(`mcp ${method}`);
+  span.setAttribute('mcp.method.name', method);
   if (method === 'tools/call') {
     const tool = first?.params?.name;
     span.setAttribute('mcp.tool.name', typeof tool === 'string' && known(tool) ? tool : '(unlisted)');

@@ -11,6 +11,7 @@ import {
   ISSUER,
   RESOURCE,
   USER,
+  authorizeInBrowser,
   createTestServer,
   formOf,
   mountTestApp,
@@ -323,6 +324,36 @@ describe('polling the token endpoint', () => {
     await server.oauth.revokeGrant(grant!.grantId, { by: 'user' });
     expect((await poll(client, answer.device_code)).body.error).toBe('invalid_grant');
   });
+});
+
+test('a device request carries nothing over from an earlier grant of its client, and replaces none', async () => {
+  // A public client's id is no secret: anyone may start a device request in its name. The person who allows it
+  // gives that device what they tick now, and the real installation keeps its own grant.
+  start();
+  const client = await registerClient(server.app, {
+    grant_types: ['authorization_code', 'refresh_token', DEVICE_GRANT],
+    token_endpoint_auth_method: 'none',
+  });
+  const { code, pkce } = await authorizeInBrowser(server.app, client, { scope: 'fakture:read' });
+  const installed = await tokenRequest(server.app, client, {
+    grant_type: 'authorization_code',
+    code: code!,
+    redirect_uri: client.redirect_uris[0]!,
+    code_verifier: pkce.verifier,
+  });
+  expect(installed.status).toBe(200);
+  const answer = (await authorizeDevice(client, { scope: 'clients:read' })).body as DeviceAnswer;
+  const { consent } = await decide(answer.user_code);
+  expect(consent).not.toContain('It can already:');
+  const device = await poll(client, answer.device_code);
+  expect(device.body.scope).toBe('clients:read');
+  // The installation's grant is still there, and still refreshes.
+  const refreshed = await tokenRequest(server.app, client, {
+    grant_type: 'refresh_token',
+    refresh_token: installed.body.refresh_token,
+  });
+  expect(refreshed.body.scope).toBe('fakture:read');
+  expect(await server.store.listActiveGrants(USER.id)).toHaveLength(2);
 });
 
 describe('the device page', () => {

@@ -153,6 +153,55 @@ test('another client’s refresh token does not take the mark', async () => {
   expect((await refresh(victim.client, victim.tokens.refresh_token)).body.error_description).toMatch(STEP_UP);
 });
 
+test('a grant id alone neither takes the mark nor keeps it alive past its window', async () => {
+  start();
+  const victim = await obtainTokens(server, {}, { scope: 'clients:read' });
+  const attacker = await obtainTokens(server, {}, { scope: 'clients:read' });
+  await refusedByRoute(victim.tokens.access_token);
+  const grantId = victim.tokens.refresh_token.split('.')[0]!;
+  for (let minute = 0; minute < 3; minute += 1) {
+    // A made-up token under the victim's grant id (which access tokens and events show), every minute.
+    const forged = await refresh(attacker.client, `${grantId}.made-up-secret`);
+    expect(forged.body.error).toBe('invalid_grant');
+    expect(forged.body.error_description).not.toMatch(STEP_UP);
+    server.clock.advance(MINUTE);
+  }
+  // Past the window, the victim's ordinary refresh is served.
+  expect((await refresh(victim.client, victim.tokens.refresh_token)).status).toBe(200);
+});
+
+test('a token from a token exchange, refused downstream, does not mark its subject’s grant', async () => {
+  const renderer = 'https://renderer.example/api';
+  start({ tokenExchange: { resources: [renderer] } });
+  server.app.get(
+    '/renderer',
+    server.oauth.requireBearer({ resource: renderer, scopes: ['company:write'] }),
+    (_req, res) => res.json({}),
+  );
+  const { client, tokens } = await obtainTokens(server, {}, { scope: 'clients:read dokument:read' });
+  const gateway = await server.oauth.registerOperatorClient({
+    name: 'Gateway',
+    grantTypes: ['urn:ietf:params:oauth:grant-type:token-exchange'],
+  });
+  const exchanged = await request(server.app)
+    .post('/v1/oauth/token')
+    .type('form')
+    .auth(gateway.clientId, gateway.clientSecret!)
+    .send({
+      grant_type: 'urn:ietf:params:oauth:grant-type:token-exchange',
+      subject_token: tokens.access_token,
+      subject_token_type: 'urn:ietf:params:oauth:token-type:access_token',
+      resource: renderer,
+    });
+  expect(exchanged.status).toBe(200);
+  const refused = await request(server.app)
+    .get('/renderer')
+    .set('Authorization', `Bearer ${exchanged.body.access_token}`);
+  expect(refused.status).toBe(403);
+  // The user's own client was never refused: its refresh is served.
+  expect((await refresh(client, tokens.refresh_token)).status).toBe(200);
+});
+
 test('a store without scope challenges serves every refresh, and the router says so once, at start', async () => {
   const clock = createFakeClock(Date.now());
   const store = createMemoryStore({ now: clock.now, scopeChallenges: false });

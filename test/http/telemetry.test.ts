@@ -123,6 +123,14 @@ test('a tool call is a span named for its method, with the tool’s name only wh
       .send({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: {} } });
   expect((await call('list_invoices')).status).toBe(200);
   await call('a-name-made-up-by-the-client');
+  await request(app)
+    .post('/tools')
+    .set('Authorization', `Bearer ${tokens.access_token}`)
+    .set('Accept', 'application/json, text/event-stream')
+    .send({ jsonrpc: '2.0', id: 2, method: 'made/up-by-the-client', params: {} });
+  // A method MCP does not define names no span.
+  expect(spansNamed('mcp made/up-by-the-client')).toEqual([]);
+  expect(attributesOf(spansNamed('mcp other')[0]!)).toMatchObject({ 'mcp.method.name': 'other' });
   const spans = spansNamed('mcp tools/call').map(attributesOf);
   expect(spans).toMatchObject([
     { 'mcp.method.name': 'tools/call', 'mcp.tool.name': 'list_invoices', 'http.response.status_code': 200 },
