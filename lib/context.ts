@@ -32,7 +32,8 @@ export interface OAuthContext {
   /** Emits an audit event (see events.ts); never throws. */
   emit: EmitEvent;
   /**
-   * The client with this id: a registered one (from memory when looked up before: registrations never change), or
+   * The client with this id: a registered one (from memory for a minute after it was read: registrations never change,
+   * but an idle one may be purged), or
    * the one a metadata document URL describes (fetched, validated and cached; invalid_client when that fails).
    */
   findClient(clientId: string, req?: Request): Promise<ClientRecord | undefined>;
@@ -68,18 +69,25 @@ interface RevocationCause {
 }
 
 const MAX_CLIENTS = 10_000;
+/**
+ * How long a registered client read from the store is used again before it is read anew. A registration never
+ * changes, but it can go: an idle one purged (store.purgeIdleClients) on any instance is forgotten here within this,
+ * rather than authenticating still and failing later, when its grant cannot be stored.
+ */
+const CLIENT_CACHE_MS = 60_000;
 
 /**
  * Finds clients: a URL goes to the metadata document resolver (or finds nothing when documents are off; a stored
  * copy is never trusted in its place), any other id to the store, with a bounded memory in front (registrations
- * are immutable; unknown ids are not kept).
+ * are immutable, but may be purged: each is read again after CLIENT_CACHE_MS; unknown ids are not kept).
  */
 export function createClientLookup(
   store: OAuthStore,
   documents: ClientDocumentResolver | undefined,
   authMethods: readonly TokenEndpointAuthMethod[],
+  now: () => number = Date.now,
 ): (clientId: string, req?: Request) => Promise<ClientRecord | undefined> {
-  const known = new Map<string, ClientRecord>();
+  const known = new Map<string, { client: ClientRecord; until: number }>();
   return async (clientId, req) => {
     if (isClientIdUrl(clientId)) {
       const client = await documents?.findClient(clientId, req);
@@ -93,11 +101,12 @@ export function createClientLookup(
       return client;
     }
     const cached = known.get(clientId);
-    if (cached) return cached;
+    if (cached && now() < cached.until) return cached.client;
     const client = await store.findClient(clientId);
+    known.delete(clientId);
     if (client) {
       if (known.size >= MAX_CLIENTS) known.delete(known.keys().next().value as string);
-      known.set(clientId, client);
+      known.set(clientId, { client, until: now() + CLIENT_CACHE_MS });
     }
     return client;
   };

@@ -57,7 +57,12 @@ export function createServices(
     sealer,
     pages: createPages(config),
     session: createBrowserSession(config, sealer),
-    findClient: createClientLookup(store, settings.enabled ? resolver : undefined, config.authMethods),
+    findClient: createClientLookup(
+      store,
+      settings.enabled ? resolver : undefined,
+      config.authMethods,
+      config.now,
+    ),
     clientKeys: (client, options) => resolver.clientKeys(client, options),
     // Enterprise IdPs' and workload platforms' keys: fetched alike, each only for an issuer its grant trusts.
     issuerKeys:
