@@ -516,6 +516,12 @@ export function createPostgresStore(
     async purgeExpired(batchSize = 500) {
       const at = now();
       let removed = 0;
+      // An approval the device never redeemed made a grant nobody holds a token of: it ends with its request.
+      await query(
+        `UPDATE ${t('oauth_grants')} SET revoked_at = $1 WHERE revoked_at IS NULL AND grant_id IN
+          (SELECT grant_id FROM ${t('oauth_device_authorizations')} WHERE status = 'approved' AND expires_at <= $1)`,
+        [at],
+      );
       // Upstream tokens go by their own expires_at, not their grant's.
       const tables = [
         'oauth_authorization_codes',

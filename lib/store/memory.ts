@@ -208,7 +208,13 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
       for (const hash of dead(codes, ({ code }) => !alive(code))) removed += Number(codes.delete(hash));
       for (const id of dead(assertionIds, (expiresAt) => !alive({ expiresAt })))
         removed += Number(assertionIds.delete(id));
-      for (const hash of dead(devices, (device) => !alive(device))) removed += Number(devices.delete(hash));
+      for (const hash of dead(devices, (device) => !alive(device))) {
+        // An approval the device never redeemed made a grant nobody holds a token of: it ends with its request.
+        const device = devices.get(hash)!;
+        const grant = device.status === 'approved' ? liveGrant(device.grantId!) : undefined;
+        if (isActive(grant)) grant.grant.revokedAt = now();
+        removed += Number(devices.delete(hash));
+      }
       for (const grantId of dead(grants, ({ grant }) => !alive(grant))) {
         // A grant goes with its refresh tokens and codes, which are not counted.
         for (const [key, token] of refreshTokens) if (token.grantId === grantId) refreshTokens.delete(key);

@@ -43,6 +43,9 @@ const SQL = {
          WHERE device_code_hash = ? AND status = 'pending' AND expires_at > ?`,
   claimDevice: `UPDATE oauth_device_authorizations SET status = 'redeemed'
          WHERE device_code_hash = ? AND status = 'approved' AND expires_at > ? RETURNING grant_id, client_id`,
+  // An approval the device never redeemed made a grant nobody holds a token of: it ends with its request.
+  revokeUnredeemed: `UPDATE oauth_grants SET revoked_at = ? WHERE revoked_at IS NULL AND grant_id IN
+         (SELECT grant_id FROM oauth_device_authorizations WHERE status = 'approved' AND expires_at <= ?)`,
   purgeDevices: `DELETE FROM oauth_device_authorizations WHERE device_code_hash IN
          (SELECT device_code_hash FROM oauth_device_authorizations WHERE expires_at <= ? LIMIT ?)`,
   // A code exchange that issues a first refresh token marks the grant used, as a rotation does.

@@ -143,6 +143,7 @@ export function createSqliteStore(
   const purge = db.transaction((batchSize: number, at: number) => {
     let removed = sql.purgeCodes.run(at, batchSize).changes;
     removed += sql.purgeAssertions.run(at, batchSize).changes;
+    sql.revokeUnredeemed.run(at, at);
     removed += sql.purgeDevices.run(at, batchSize).changes;
     for (const { grant_id: grantId } of sql.expiredGrants.all(at, batchSize) as Array<{ grant_id: string }>) {
       const [lower, upper] = grantKeyRange(grantId);

@@ -343,7 +343,8 @@ export interface OAuthStore {
   /**
    * Deletes expired records in batches, up to `batchSize` (default 500) of EACH kind per call, so that a backlog of
    * one kind never holds up another: expired codes; expired grants, each with its refresh tokens (which expire with
-   * it) and codes; expired assertion ids; expired device authorizations; and stored copies of Client ID Metadata Documents (clients whose id starts
+   * it) and codes; expired assertion ids; expired device authorizations (revoking first the grant of one approved but
+   * never redeemed: nobody holds a token of it); and stored copies of Client ID Metadata Documents (clients whose id starts
    * with `https://`, in any case) that no grant names any more. Registered clients are never deleted. Returns how many
    * codes, grants, assertion ids and copies it deleted (the refresh tokens and codes that go with their grant are
    * not counted), so 0 means nothing of those kinds is left to delete: call it again until it returns 0. The

@@ -178,6 +178,23 @@ export function describeDeviceAuthorizationContract(env: ContractEnv): void {
       expect(redemptions.filter(({ status }) => status === 'redeemed')).toHaveLength(1);
     });
 
+    test('the purge ends the grant of an approval never redeemed, and leaves a redeemed one’s', async () => {
+      const { store, clock } = env;
+      const unclaimed = await pending();
+      const claimed = await pending();
+      for (const { device, grant } of [unclaimed, claimed])
+        await store.decideDeviceAuthorization!(device.deviceCodeHash, {
+          approved: true,
+          userId: grant.userId,
+          grantId: grant.grantId,
+        });
+      await store.redeemDeviceAuthorization!(claimed.device.deviceCodeHash);
+      clock.advance(11 * MINUTE);
+      for (let removed = -1; removed !== 0;) removed = await store.purgeExpired(10);
+      expect(await store.isGrantActive(unclaimed.grant.grantId)).toBe(false);
+      expect(await store.isGrantActive(claimed.grant.grantId)).toBe(true);
+    });
+
     test('expired ones are purged', async () => {
       const { device, grant } = await pending();
       const { store, clock } = env;
