@@ -37,6 +37,8 @@ export interface OAuthContext {
    * the one a metadata document URL describes (fetched, validated and cached; invalid_client when that fails).
    */
   findClient(clientId: string, req?: Request): Promise<ClientRecord | undefined>;
+  /** Forgets what this process remembers of a registered client, after an operator changed it. */
+  forgetClient(clientId: string): void;
   /**
    * A private_key_jwt client's public keys (its jwks, or its jwks_uri fetched and cached); `req`, when given, goes
    * with the event of a failed fetch.
@@ -86,9 +88,11 @@ export function createClientLookup(
   documents: ClientDocumentResolver | undefined,
   authMethods: readonly TokenEndpointAuthMethod[],
   now: () => number = Date.now,
-): (clientId: string, req?: Request) => Promise<ClientRecord | undefined> {
+): ((clientId: string, req?: Request) => Promise<ClientRecord | undefined>) & {
+  forget(clientId: string): void;
+} {
   const known = new Map<string, { client: ClientRecord; until: number }>();
-  return async (clientId, req) => {
+  const lookup = async (clientId: string, req?: Request): Promise<ClientRecord | undefined> => {
     if (isClientIdUrl(clientId)) {
       const client = await documents?.findClient(clientId, req);
       // A document asking for an authentication method this server does not offer (private_key_jwt, off for a
@@ -101,15 +105,18 @@ export function createClientLookup(
       return client;
     }
     const cached = known.get(clientId);
-    if (cached && now() < cached.until) return cached.client;
+    if (cached && now() < cached.until) return cached.client.disabled ? undefined : cached.client;
     const client = await store.findClient(clientId);
     known.delete(clientId);
     if (client) {
       if (known.size >= MAX_CLIENTS) known.delete(known.keys().next().value as string);
       known.set(clientId, { client, until: now() + CLIENT_CACHE_MS });
     }
-    return client;
+    // A client an operator disabled is as unknown as one never registered: invalid_client, an error page.
+    return client?.disabled ? undefined : client;
   };
+  // An operator's change to a client is seen at once by the process that made it (other instances: within the minute).
+  return Object.assign(lookup, { forget: (clientId: string) => void known.delete(clientId) });
 }
 
 /** Wraps an async handler so that a rejection reaches the error handler on Express 4 as on Express 5. */

@@ -98,6 +98,7 @@ export function mountAdminRoutes(router: Router, options: AdminOptions): void {
           clientId: client.clientId,
           kindKey: kindOf(client),
           created: formatTime(client.issuedAt, language),
+          disabled: client.disabled === true,
         })),
         grants: labelled,
         moreClients: clients.length > LIMIT,
@@ -105,11 +106,35 @@ export function mountAdminRoutes(router: Router, options: AdminOptions): void {
         limit: LIMIT,
         csrf_token: session.csrfToken(req, res),
         revoked: req.query.revoked === '1',
+        changed:
+          req.query.client === 'disabled'
+            ? 'admin.clientDisabled'
+            : req.query.client === 'enabled'
+              ? 'admin.clientEnabled'
+              : undefined,
       });
     } catch (error) {
       next(error);
     }
   });
+
+  // Disabling a client ends its grants at once and refuses it from then on (oauth.setClientDisabled).
+  for (const action of ['disable', 'enable'] as const)
+    router.post(`/admin/clients/${action}`, form, async (req, res, next) => {
+      try {
+        const user = await administrator(req, res);
+        if (!user) return;
+        if (!session.csrfValid(req))
+          return void (await render(req, res, 'account-error', { messageKey: 'error.formExpired' }, 403));
+        const clientId = typeof req.body?.client_id === 'string' ? req.body.client_id : '';
+        const disable = action === 'disable';
+        if (!clientId || !(await oauth.setClientDisabled(clientId, disable, { req })))
+          return void (await render(req, res, 'account-error', { messageKey: 'error.notConnected' }, 404));
+        res.redirect(303, `/account/admin?client=${disable ? 'disabled' : 'enabled'}`);
+      } catch (error) {
+        next(error);
+      }
+    });
 
   router.post('/admin/revoke', form, async (req, res, next) => {
     try {

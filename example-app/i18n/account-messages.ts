@@ -57,6 +57,11 @@ export const ENGLISH_ACCOUNT_MESSAGES = {
   'admin.none': 'None.',
   'admin.firstOnly': 'The first {count} are shown.',
   'error.notAdmin': 'This page is for administrators.',
+  'admin.disable': 'Disable',
+  'admin.enable': 'Enable',
+  'admin.isDisabled': 'disabled',
+  'admin.clientDisabled': 'Client disabled: its grants ended, and it gets no new ones until enabled.',
+  'admin.clientEnabled': 'Client enabled.',
 } as const;
 
 export type AccountMessageKey = keyof typeof ENGLISH_ACCOUNT_MESSAGES;
@@ -111,6 +116,12 @@ const CROATIAN_ACCOUNT_MESSAGES: Readonly<Record<AccountMessageKey, string>> = {
   'admin.none': 'Nema ih.',
   'admin.firstOnly': 'Prikazano je prvih {count}.',
   'error.notAdmin': 'Ova je stranica za administratore.',
+  'admin.disable': 'Onemogući',
+  'admin.enable': 'Omogući',
+  'admin.isDisabled': 'onemogućena',
+  'admin.clientDisabled':
+    'Aplikacija je onemogućena: njezina su odobrenja završila i ne dobiva nova dok je ne omogućite.',
+  'admin.clientEnabled': 'Aplikacija je omogućena.',
 };
 
 export interface AccountLanguage {

@@ -145,6 +145,10 @@ const migrations = (s: string): readonly string[] => [
   );
   CREATE INDEX oauth_device_authorizations_expiry ON ${s}.oauth_device_authorizations (expires_at);
   `,
+  // 11: when an operator disabled a client (setClientDisabled; see sqlite-schema.ts).
+  `
+  ALTER TABLE ${s}.oauth_clients ADD COLUMN disabled_at BIGINT;
+  `,
 ];
 
 /**

@@ -313,6 +313,20 @@ export function createPostgresStore(
           WHERE grant_id = $1 AND challenged_until > $2 RETURNING 1`,
         [grantId, now()],
       )) !== undefined,
+    setClientDisabled: async (clientId, disabled) =>
+      (await one(`UPDATE ${t('oauth_clients')} SET disabled_at = $2 WHERE client_id = $1 RETURNING 1`, [
+        clientId,
+        disabled ? now() : null,
+      ])) !== undefined,
+    async revokeClientGrants(clientId) {
+      const at = now();
+      const { rows } = await query(
+        `UPDATE ${t('oauth_grants')} SET revoked_at = $2
+          WHERE client_id = $1 AND revoked_at IS NULL AND expires_at > $2 RETURNING grant_id`,
+        [clientId, at],
+      );
+      return rows.map((row) => row.grant_id as string);
+    },
     async listClients({ after, limit }) {
       const { rows } = await query(
         `SELECT * FROM ${t('oauth_clients')} WHERE ($1::text IS NULL OR client_id COLLATE "C" > $1) ORDER BY client_id COLLATE "C" LIMIT $2`,

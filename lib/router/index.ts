@@ -1,5 +1,6 @@
 // createOAuthRouter: checks its arguments, parses the options once, turns off what the store cannot keep, builds the
 // shared services, mounts every endpoint on one Express router, and hands the host app what it needs beside it.
+import { isClientIdUrl } from '../util/client-id';
 import express, { type Request, type RequestHandler, type Router } from 'express';
 import type { OAuthContext } from '../context';
 import type { JwtSigner } from '../crypto/signer';
@@ -45,6 +46,14 @@ export interface OAuthRouter extends Router {
    * (a machine client acting without a user). Its secret, when it has one, is in the answer and nowhere else.
    */
   registerOperatorClient(options: OperatorClientOptions): Promise<OperatorClient>;
+  /**
+   * Disables a client (true) or enables it again (false), for an operator's console. A disabled client is treated as
+   * unknown (invalid_client at the token endpoint, an error page at the authorization endpoint): at once by this
+   * process, by every other instance within a minute. Disabling also ends its grants at once (a grant.revoked event
+   * each, `by: 'admin'`); enabling gives none back. Resolves false for a client the store does not hold. Needs a
+   * store with setClientDisabled and revokeClientGrants.
+   */
+  setClientDisabled(clientId: string, disabled: boolean, cause?: { req?: Request }): Promise<boolean>;
   /** Read-only facts about this server (issuer, endpoint URLs, resources, scopes, lifetimes); never its secret. */
   info: OAuthServerInfo;
   /**
@@ -116,6 +125,27 @@ export function createOAuthRouter(
     ctx.revokeGrant(grantId, { ...cause, by: cause.by ?? 'admin' });
   router.registerOperatorClient = (clientOptions) =>
     registerOperatorClient(store, config.scopes, clientOptions, config.now());
+  router.setClientDisabled = async (clientId, disabled, cause = {}) => {
+    if (!store.setClientDisabled || !store.revokeClientGrants)
+      throw new TypeError(
+        'setClientDisabled: the store has no setClientDisabled() and revokeClientGrants(); implement them (see OAuthStore).',
+      );
+    // A document's client is fetched from its URL whenever it is not cached, never read from the stored copy alone.
+    if (isClientIdUrl(clientId))
+      throw new TypeError(
+        'setClientDisabled: a client named by a metadata document URL cannot be disabled; it is fetched from its URL.',
+      );
+    if (!(await store.setClientDisabled(clientId, disabled))) return false;
+    ctx.forgetClient(clientId);
+    if (!disabled) return true;
+    for (const grantId of await store.revokeClientGrants(clientId)) {
+      // Revoked in the store already: forgotten here, its upstream tokens dropped, and told.
+      cache.forgetGrant(grantId);
+      await ctx.upstream?.tokens?.forget(grantId);
+      ctx.emit(cause.req, 'grant.revoked', { grantId, by: 'admin', clientId });
+    }
+    return true;
+  };
   router.info = serverInfo(ctx);
   router.signInLimits = [limits.signIn, limits.signInPerAccount, limits.signInSlowdown];
   router.upstreamToken = async (auth) => {

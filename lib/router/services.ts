@@ -50,6 +50,12 @@ export function createServices(
       emit(req, 'client.fetch_failed', { clientId, reason, detail }),
   });
   const upstream = createUpstreamServices(store, config);
+  const clientLookup = createClientLookup(
+    store,
+    settings.enabled ? resolver : undefined,
+    config.authMethods,
+    config.now,
+  );
   const ctx: OAuthContext = {
     store,
     signer,
@@ -57,12 +63,8 @@ export function createServices(
     sealer,
     pages: createPages(config),
     session: createBrowserSession(config, sealer),
-    findClient: createClientLookup(
-      store,
-      settings.enabled ? resolver : undefined,
-      config.authMethods,
-      config.now,
-    ),
+    findClient: clientLookup,
+    forgetClient: clientLookup.forget,
     clientKeys: (client, options) => resolver.clientKeys(client, options),
     // Enterprise IdPs' and workload platforms' keys: fetched alike, each only for an issuer its grant trusts.
     issuerKeys:

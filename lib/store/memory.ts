@@ -67,6 +67,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
   const refreshTokens = new Map<RefreshTokenKey, RefreshTokenRecord>();
   const assertionIds = new Map<string, number>();
   const devices = new Map<string, DeviceAuthorizationRecord>();
+  const disabledClients = new Set<string>();
   const signingKeys = new Map<string, SigningKeyRecord>();
   const upstream = createMemoryUpstreamTokens(now);
 
@@ -93,7 +94,25 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
       if (clients.has(client.clientId)) throw new Error(`registerClient: ${client.clientId} already exists.`);
       clients.set(client.clientId, copy(client));
     },
-    findClient: (clientId) => copy(clients.get(clientId)),
+    findClient: (clientId) => {
+      const client = copy(clients.get(clientId));
+      return client && disabledClients.has(clientId) ? { ...client, disabled: true } : client;
+    },
+    setClientDisabled(clientId, disabled) {
+      if (!clients.has(clientId)) return false;
+      if (disabled) disabledClients.add(clientId);
+      else disabledClients.delete(clientId);
+      return true;
+    },
+    revokeClientGrants(clientId) {
+      const ended: string[] = [];
+      for (const stored of grants.values()) {
+        if (stored.grant.clientId !== clientId || !alive(stored.grant) || !isActive(stored)) continue;
+        stored.grant.revokedAt = now();
+        ended.push(stored.grant.grantId);
+      }
+      return ended;
+    },
 
     createGrant(grant) {
       checkNewGrant(grant);
@@ -113,7 +132,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
         .filter((clientId) => after === undefined || clientId > after)
         .sort((a, b) => (a < b ? -1 : 1))
         .slice(0, limit)
-        .map((clientId) => copy(clients.get(clientId)!));
+        .map((clientId) => store.findClient(clientId) as ClientRecord);
     },
     listGrants({ before, limit }) {
       return [...grants.values()]

@@ -32,7 +32,8 @@ export function toClient(row: Row): ClientRecord {
     tokenEndpointAuthMethod: row.token_endpoint_auth_method as ClientRecord['tokenEndpointAuthMethod'],
     scope: row.scope as string,
     metadata: JSON.parse(row.metadata as string),
-    issuedAt: row.issued_at as number,
+    issuedAt: Number(row.issued_at),
+    ...(row.disabled_at === null || row.disabled_at === undefined ? {} : { disabled: true as const }),
   };
 }
 

@@ -214,6 +214,10 @@ const MIGRATIONS: readonly string[] = [
   ) STRICT;
   CREATE INDEX oauth_device_authorizations_expiry ON oauth_device_authorizations (expires_at);
   `,
+  // 11: when an operator disabled a client (setClientDisabled), NULL while it is enabled.
+  `
+  ALTER TABLE oauth_clients ADD COLUMN disabled_at INTEGER;
+  `,
 ];
 
 /** The schema version this code expects. */

@@ -53,6 +53,9 @@ const SQL = {
   listGrants: `SELECT ${GRANT_COLUMNS('g')}, c.client_name FROM oauth_grants g JOIN oauth_clients c ON c.client_id = g.client_id
         WHERE g.user_id = ? AND g.expires_at > ? AND g.revoked_at IS NULL ORDER BY g.created_at DESC, g.grant_id DESC`,
   listClients: 'SELECT * FROM oauth_clients WHERE client_id > ? ORDER BY client_id LIMIT ?',
+  setClientDisabled: 'UPDATE oauth_clients SET disabled_at = ? WHERE client_id = ?',
+  revokeClientGrants: `UPDATE oauth_grants SET revoked_at = ? WHERE client_id = ? AND revoked_at IS NULL AND expires_at > ?
+         RETURNING grant_id`,
   listAllGrants: `SELECT ${GRANT_COLUMNS('g')}, c.client_name FROM oauth_grants g JOIN oauth_clients c ON c.client_id = g.client_id
         WHERE g.grant_id < ? AND g.expires_at > ? AND g.revoked_at IS NULL ORDER BY g.grant_id DESC LIMIT ?`,
   insertCode: `INSERT INTO oauth_authorization_codes (code_hash, grant_id, client_id, user_id, redirect_uri, scope, resource,

@@ -262,6 +262,14 @@ export function createSqliteStore(
         ...toGrant(row),
         clientName: row.client_name as string | null,
       })),
+    setClientDisabled: (clientId, disabled) =>
+      sql.setClientDisabled.run(disabled ? now() : null, clientId).changes === 1,
+    revokeClientGrants: (clientId) => {
+      const at = now();
+      return (sql.revokeClientGrants.all(at, clientId, at) as Array<{ grant_id: string }>).map(
+        (row) => row.grant_id,
+      );
+    },
     purgeIdleClients: (registeredBefore, batchSize = 500) =>
       sql.purgeIdleClients.run(registeredBefore, now(), batchSize).changes,
     listActiveGrants: (userId) =>

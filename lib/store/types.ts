@@ -44,6 +44,11 @@ export interface ClientRecord {
   metadata: Record<string, unknown>;
   /** Milliseconds since the epoch. */
   issuedAt: number;
+  /**
+   * True while an operator has disabled the client (setClientDisabled): the library then treats it as unknown
+   * (invalid_client). Absent otherwise; never set by a registration.
+   */
+  disabled?: true;
 }
 
 /**
@@ -297,6 +302,16 @@ export interface OAuthStore {
    * client's name as stored when the list is read.
    */
   listGrants?(page: { before?: string; limit: number }): MaybePromise<GrantWithClient[]>;
+  /**
+   * For operators: disables (true) or enables (false) a stored client, and returns whether it exists. A disabled
+   * client is read back with `disabled: true`. Optional, with revokeClientGrants.
+   */
+  setClientDisabled?(clientId: string, disabled: boolean): MaybePromise<boolean>;
+  /**
+   * For operators: revokes every active grant of the client (by the store's clock, as revokeGrant) and returns their
+   * ids; the grants of other clients, and those already ended, are left as they are.
+   */
+  revokeClientGrants?(clientId: string): MaybePromise<string[]>;
   /**
    * The client lifecycle: deletes up to `batchSize` (default 500) idle registrations and returns how many. A
    * registration is idle when it is a public client (token_endpoint_auth_method none; never a document copy, whose

@@ -45,7 +45,9 @@ export type OptionalCapability =
   | 'redeemDeviceAuthorization'
   | 'listClients'
   | 'listGrants'
-  | 'purgeIdleClients';
+  | 'purgeIdleClients'
+  | 'setClientDisabled'
+  | 'revokeClientGrants';
 
 /** The running case's store, clock and harness (read them inside a test body), and the runner's functions. */
 export interface ContractEnv {

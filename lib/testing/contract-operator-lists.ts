@@ -112,4 +112,44 @@ export function describeOperatorListContract(env: ContractEnv): void {
         expect(await store.findClient(client.clientId)).toEqual(client);
     });
   });
+
+  describe('disabled clients', () => {
+    const test = env.testWith('setClientDisabled');
+
+    test('a client disabled reads back so, enabled again reads back as registered', async () => {
+      const { store } = env;
+      const client = clientRecord();
+      await store.registerClient(client);
+      expect(await store.setClientDisabled!(client.clientId, true)).toBe(true);
+      expect(await store.findClient(client.clientId)).toEqual({ ...client, disabled: true });
+      expect((await store.listClients!({ limit: 10 }))[0]).toEqual({ ...client, disabled: true });
+      expect(await store.setClientDisabled!(client.clientId, false)).toBe(true);
+      expect(await store.findClient(client.clientId)).toEqual(client);
+      expect(await store.setClientDisabled!('no-such-client', true)).toBe(false);
+    });
+
+    test('revoking a client’s grants ends its active ones only, and names them', async () => {
+      const { store, clock } = env;
+      const client = clientRecord();
+      const other = clientRecord();
+      await store.registerClient(client);
+      await store.registerClient(other);
+      const active = [
+        grantRecord(clock.now(), { clientId: client.clientId }),
+        grantRecord(clock.now(), { clientId: client.clientId }),
+      ];
+      for (const grant of active) await store.createGrant(grant);
+      const revoked = grantRecord(clock.now(), { clientId: client.clientId });
+      await store.createGrant(revoked);
+      await store.revokeGrant(revoked.grantId);
+      const others = grantRecord(clock.now(), { clientId: other.clientId });
+      await store.createGrant(others);
+      expect((await store.revokeClientGrants!(client.clientId)).sort()).toEqual(
+        active.map((grant) => grant.grantId).sort(),
+      );
+      for (const grant of active) expect(await store.isGrantActive(grant.grantId)).toBe(false);
+      expect(await store.isGrantActive(others.grantId)).toBe(true);
+      expect(await store.revokeClientGrants!(client.clientId)).toEqual([]);
+    });
+  });
 }

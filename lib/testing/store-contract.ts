@@ -64,6 +64,8 @@ const OPTIONAL_CAPABILITIES: readonly OptionalCapability[] = [
   'listClients',
   'listGrants',
   'purgeIdleClients',
+  'setClientDisabled',
+  'revokeClientGrants',
 ];
 
 /** Registers every case of the store contract with the given runner. */

@@ -146,6 +146,24 @@ describeInBrowser('the administrators’ console of the reference app', () => {
     }
   });
 
+  test('"Disable" ends a client’s grants and refuses its tokens; "Enable" lets it back', async () => {
+    const token = await app.mintToken(['clients:read']);
+    expect((await listTools(token)).status).toBe(200);
+    const context = await browser.newContext();
+    try {
+      const page = await openConsole(context, ADMIN);
+      await page.getByRole('button', { name: 'Disable Test agent' }).click();
+      await page.getByText('Client disabled: its grants ended').waitFor();
+      expect((await listTools(token)).status).toBe(401);
+      await page.getByRole('button', { name: 'Enable Test agent' }).click();
+      await page.getByText('Client enabled.').waitFor();
+      // Its grant does not come back.
+      expect((await listTools(token)).status).toBe(401);
+    } finally {
+      await context.close();
+    }
+  });
+
   test('"Revoke" ends the grant at once: its refresh token is invalid_grant, its access token refused', async () => {
     const context = await browser.newContext();
     try {
