@@ -244,6 +244,7 @@ export async function createExampleApp(
       session: createAccountSession(db, secret, base.protocol === 'https:'),
       audit,
       serviceName: config.serviceName,
+      idleClientMs: config.idleClientMs,
     }),
   );
   app.get('/', (_req, res) => {

@@ -27,6 +27,8 @@ export interface AdminOptions {
   ): Promise<void>;
   languageOf(req: Request): AccountLanguage & { tag: string };
   formatTime(ms: number | null, language: AccountLanguage): string;
+  /** How old an unused public registration must be for "Remove idle registrations" to delete it. */
+  idleClientMs: number;
 }
 
 /** How a client came to be stored: a registration (RFC 7591), a metadata document, or the operator's own. */
@@ -38,7 +40,7 @@ function kindOf(client: { clientId: string; grantTypes: string[] }): AccountMess
 }
 
 export function mountAdminRoutes(router: Router, options: AdminOptions): void {
-  const { db, store, oauth, session, render, languageOf, formatTime } = options;
+  const { db, store, oauth, session, render, languageOf, formatTime, idleClientMs } = options;
   const form = express.urlencoded({ extended: false, limit: '8kb' });
 
   /** The signed-in administrator; otherwise the sign-in form (coming back here), or the 403 page. */
@@ -112,6 +114,9 @@ export function mountAdminRoutes(router: Router, options: AdminOptions): void {
             : req.query.client === 'enabled'
               ? 'admin.clientEnabled'
               : undefined,
+        purged:
+          typeof req.query.purged === 'string' && /^\d{1,6}$/.test(req.query.purged) ? req.query.purged : '',
+        idleDays: Math.round(idleClientMs / 86_400_000),
       });
     } catch (error) {
       next(error);
@@ -135,6 +140,25 @@ export function mountAdminRoutes(router: Router, options: AdminOptions): void {
         next(error);
       }
     });
+
+  // The scheduled purge's work, now: public registrations older than IDLE_CLIENT_DAYS that nothing names.
+  router.post('/admin/purge-idle', form, async (req, res, next) => {
+    try {
+      const user = await administrator(req, res);
+      if (!user) return;
+      if (!session.csrfValid(req))
+        return void (await render(req, res, 'account-error', { messageKey: 'error.formExpired' }, 403));
+      let removed = 0;
+      for (let batch = 0; batch < 20 && store.purgeIdleClients; batch += 1) {
+        const once = await store.purgeIdleClients(Date.now() - idleClientMs, 500);
+        removed += once;
+        if (once === 0) break;
+      }
+      res.redirect(303, `/account/admin?purged=${removed}`);
+    } catch (error) {
+      next(error);
+    }
+  });
 
   router.post('/admin/revoke', form, async (req, res, next) => {
     try {

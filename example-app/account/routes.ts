@@ -30,6 +30,8 @@ export interface AccountOptions {
   session: AccountSession;
   serviceName: string;
   audit: AuditLog;
+  /** IDLE_CLIENT_DAYS: how old an unused public registration must be for the console's purge to remove it. */
+  idleClientMs: number;
 }
 
 export function createAccountRoutes({
@@ -39,6 +41,7 @@ export function createAccountRoutes({
   session,
   serviceName,
   audit,
+  idleClientMs,
 }: AccountOptions): Router {
   const router = express.Router();
   const form = express.urlencoded({ extended: false, limit: '8kb' });
@@ -199,7 +202,7 @@ export function createAccountRoutes({
     }
   });
 
-  mountAdminRoutes(router, { db, store, oauth, session, render, languageOf, formatTime });
+  mountAdminRoutes(router, { db, store, oauth, session, render, languageOf, formatTime, idleClientMs });
 
   // A refusal by the limits (429) is a page, like every other answer here.
   router.use(((error, req, res, next) => {

@@ -62,6 +62,10 @@ export const ENGLISH_ACCOUNT_MESSAGES = {
   'admin.isDisabled': 'disabled',
   'admin.clientDisabled': 'Client disabled: its grants ended, and it gets no new ones until enabled.',
   'admin.clientEnabled': 'Client enabled.',
+  'admin.purgeIntro':
+    'Public registrations older than {days} days that no grant names are removed on a schedule; remove them now:',
+  'admin.purge': 'Remove idle registrations',
+  'admin.purged': 'Idle registrations removed: {count}.',
 } as const;
 
 export type AccountMessageKey = keyof typeof ENGLISH_ACCOUNT_MESSAGES;
@@ -122,6 +126,10 @@ const CROATIAN_ACCOUNT_MESSAGES: Readonly<Record<AccountMessageKey, string>> = {
   'admin.clientDisabled':
     'Aplikacija je onemogućena: njezina su odobrenja završila i ne dobiva nova dok je ne omogućite.',
   'admin.clientEnabled': 'Aplikacija je omogućena.',
+  'admin.purgeIntro':
+    'Javne registracije starije od {days} dana koje nijedno odobrenje ne spominje uklanjaju se redovito; uklonite ih sada:',
+  'admin.purge': 'Ukloni neaktivne registracije',
+  'admin.purged': 'Uklonjeno neaktivnih registracija: {count}.',
 };
 
 export interface AccountLanguage {

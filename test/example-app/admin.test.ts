@@ -164,6 +164,33 @@ describeInBrowser('the administrators’ console of the reference app', () => {
     }
   });
 
+  test('"Remove idle registrations" removes old public registrations nothing names, and says how many', async () => {
+    await app.store.registerClient({
+      clientId: 'forgotten-cli',
+      clientSecretHash: null,
+      clientName: 'Forgotten CLI',
+      redirectUris: ['http://127.0.0.1/cb'],
+      grantTypes: ['authorization_code'],
+      responseTypes: ['code'],
+      tokenEndpointAuthMethod: 'none',
+      scope: 'clients:read',
+      metadata: {},
+      issuedAt: 0,
+    });
+    const context = await browser.newContext();
+    try {
+      const page = await openConsole(context, ADMIN);
+      expect(await page.textContent('ul.clients')).toContain('forgotten-cli');
+      await page.getByRole('button', { name: 'Remove idle registrations' }).click();
+      await page.getByText('Idle registrations removed: 1.').waitFor();
+      expect(await page.textContent('ul.clients')).not.toContain('forgotten-cli');
+      // The device client, whose grant is there, stays.
+      expect(await page.textContent('ul.clients')).toContain(device.clientId);
+    } finally {
+      await context.close();
+    }
+  });
+
   test('"Revoke" ends the grant at once: its refresh token is invalid_grant, its access token refused', async () => {
     const context = await browser.newContext();
     try {
