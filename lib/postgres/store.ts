@@ -16,6 +16,7 @@ import {
 import type {
   ClientRecord,
   GrantRecord,
+  RefreshTokenKey,
   GrantWithClient,
   OAuthStore,
   SigningKeyStore,
@@ -137,6 +138,32 @@ export function createPostgresStore(
         throw error;
       }
     });
+  }
+
+  /**
+   * In a transaction that just claimed a code or a device approval: its grant, locked, while it is active, with its
+   * first refresh token inserted and its last use set (consumeAuthorizationCode, redeemDeviceAuthorization).
+   */
+  async function grantWithFirstToken(
+    sql: (text: string, values: unknown[]) => Promise<Row | undefined>,
+    grantId: string,
+    clientId: string,
+    at: number,
+    firstRefreshToken: { key: RefreshTokenKey } | undefined,
+  ): Promise<GrantRecord | undefined> {
+    const grantRow = await sql(
+      `SELECT * FROM ${t('oauth_grants')} WHERE grant_id = $1 AND expires_at > $2 FOR UPDATE`,
+      [grantId, at],
+    );
+    if (!grantRow || grantRow.revoked_at !== null) return undefined;
+    if (!firstRefreshToken) return toGrant(grantRow);
+    await sql(
+      `INSERT INTO ${t('oauth_refresh_tokens')} (token_hash, grant_id, client_id, parent_hash, issued_at, expires_at) VALUES ($1, $2, $3, NULL, $4, $5)`,
+      [firstRefreshToken.key, grantId, clientId, at, grantRow.expires_at],
+    );
+    // The grant's last use is its newest refresh token's issuance, written with it (as a rotation does).
+    await sql(`UPDATE ${t('oauth_grants')} SET last_used_at = $2 WHERE grant_id = $1`, [grantId, at]);
+    return { ...toGrant(grantRow), lastUsedAt: at };
   }
 
   const grantColumns = `g.grant_id, g.client_id, g.user_id, g.scope, g.resource, g.created_at, g.expires_at,
@@ -282,22 +309,14 @@ export function createPostgresStore(
           [deviceCodeHash, at],
         );
         if (!won) return { status: 'not_redeemed' } as const;
-        const grantRow = await sql(
-          `SELECT * FROM ${t('oauth_grants')} WHERE grant_id = $1 AND expires_at > $2 FOR UPDATE`,
-          [won.grant_id, at],
-        );
-        if (!grantRow || grantRow.revoked_at !== null)
-          return { status: 'redeemed', grant: undefined } as const;
-        if (!firstRefreshToken) return { status: 'redeemed', grant: toGrant(grantRow) } as const;
-        await sql(
-          `INSERT INTO ${t('oauth_refresh_tokens')} (token_hash, grant_id, client_id, parent_hash, issued_at, expires_at) VALUES ($1, $2, $3, NULL, $4, $5)`,
-          [firstRefreshToken.key, won.grant_id, won.client_id, at, grantRow.expires_at],
-        );
-        await sql(`UPDATE ${t('oauth_grants')} SET last_used_at = $2 WHERE grant_id = $1`, [
-          won.grant_id,
+        const grant = await grantWithFirstToken(
+          sql,
+          won.grant_id as string,
+          won.client_id as string,
           at,
-        ]);
-        return { status: 'redeemed', grant: { ...toGrant(grantRow), lastUsedAt: at } } as const;
+          firstRefreshToken,
+        );
+        return { status: 'redeemed', grant } as const;
       }),
     async markScopeChallenge(grantId, until) {
       await query(
@@ -429,23 +448,8 @@ export function createPostgresStore(
             : ({ status: 'not_found' } as const);
         }
         const code = toCode(won);
-        const grantRow = await sql(
-          `SELECT * FROM ${t('oauth_grants')} WHERE grant_id = $1 AND expires_at > $2 FOR UPDATE`,
-          [code.grantId, at],
-        );
-        if (!grantRow || grantRow.revoked_at !== null)
-          return { status: 'consumed', code, grant: undefined } as const;
-        if (!firstRefreshToken) return { status: 'consumed', code, grant: toGrant(grantRow) } as const;
-        await sql(
-          `INSERT INTO ${t('oauth_refresh_tokens')} (token_hash, grant_id, client_id, parent_hash, issued_at, expires_at) VALUES ($1, $2, $3, NULL, $4, $5)`,
-          [firstRefreshToken.key, code.grantId, code.clientId, at, grantRow.expires_at],
-        );
-        // The grant's last use is its newest refresh token's issuance, written with it (as a rotation does).
-        await sql(`UPDATE ${t('oauth_grants')} SET last_used_at = $2 WHERE grant_id = $1`, [
-          code.grantId,
-          at,
-        ]);
-        return { status: 'consumed', code, grant: { ...toGrant(grantRow), lastUsedAt: at } } as const;
+        const grant = await grantWithFirstToken(sql, code.grantId, code.clientId, at, firstRefreshToken);
+        return { status: 'consumed', code, grant } as const;
       }),
 
     // One statement: a token and its grant with its rotation pointer, as the rotation rule reads them.

@@ -78,6 +78,24 @@ export function createSqliteStore(
 
   const sql = prepareStatements(db);
 
+  /**
+   * The grant a code or a device approval was just claimed for, while it is active, with its first refresh token
+   * inserted and its last use set in the same step (consumeAuthorizationCode, redeemDeviceAuthorization).
+   */
+  const grantWithFirstToken = (
+    grantId: string,
+    clientId: string,
+    at: number,
+    firstTokenHash: string | undefined,
+  ): GrantRecord | undefined => {
+    const grantRow = sql.findGrant.get(grantId, at) as Row | undefined;
+    if (!grantRow || grantRow.revoked_at !== null) return undefined;
+    if (firstTokenHash === undefined) return toGrant(grantRow);
+    sql.insertToken.run(firstTokenHash, grantId, clientId, null, at, grantRow.expires_at);
+    sql.markGrantUsed.run(at, grantId);
+    return { ...toGrant(grantRow), lastUsedAt: at };
+  };
+
   const consume = (codeHash: string, at: number, firstTokenHash: string | undefined) => {
     const claimed = sql.claimCode.get(at, codeHash, at) as Row | undefined;
     if (!claimed) {
@@ -86,26 +104,17 @@ export function createSqliteStore(
       return row ? ({ status: 'replayed', code: toCode(row) } as const) : ({ status: 'not_found' } as const);
     }
     const code = toCode(claimed);
-    const grantRow = sql.findGrant.get(code.grantId, at) as Row | undefined;
-    if (!grantRow || grantRow.revoked_at !== null)
-      return { status: 'consumed', code, grant: undefined } as const;
-    if (firstTokenHash === undefined) return { status: 'consumed', code, grant: toGrant(grantRow) } as const;
-    sql.insertToken.run(firstTokenHash, code.grantId, code.clientId, null, at, grantRow.expires_at);
-    sql.markGrantUsed.run(at, code.grantId);
-    return { status: 'consumed', code, grant: { ...toGrant(grantRow), lastUsedAt: at } } as const;
+    const grant = grantWithFirstToken(code.grantId, code.clientId, at, firstTokenHash);
+    return { status: 'consumed', code, grant } as const;
   };
 
-  // As consume, for a device authorization the user approved: its grant's first refresh token in the same step.
+  // As consume, for a device authorization the user approved.
   const redeemDevice = (deviceCodeHash: string, at: number, firstTokenHash: string | undefined) => {
     const claimed = sql.claimDevice.get(deviceCodeHash, at) as Row | undefined;
     if (!claimed) return { status: 'not_redeemed' } as const;
     const grantId = claimed.grant_id as string;
-    const grantRow = sql.findGrant.get(grantId, at) as Row | undefined;
-    if (!grantRow || grantRow.revoked_at !== null) return { status: 'redeemed', grant: undefined } as const;
-    if (firstTokenHash === undefined) return { status: 'redeemed', grant: toGrant(grantRow) } as const;
-    sql.insertToken.run(firstTokenHash, grantId, claimed.client_id, null, at, grantRow.expires_at);
-    sql.markGrantUsed.run(at, grantId);
-    return { status: 'redeemed', grant: { ...toGrant(grantRow), lastUsedAt: at } } as const;
+    const grant = grantWithFirstToken(grantId, claimed.client_id as string, at, firstTokenHash);
+    return { status: 'redeemed', grant } as const;
   };
 
   const advance = (input: AdvanceRefreshTokenInput, at: number): boolean => {

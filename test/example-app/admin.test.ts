@@ -103,6 +103,22 @@ describeInBrowser('the administrators’ console of the reference app', () => {
       expect(text).toContain('This page is for administrators.');
       expect(text).not.toContain('Build agent');
       expect(text).not.toContain(APP_USER.email);
+      // Nor may they act, even with a CSRF token of their own session (from their connected-apps page).
+      await page.goto(`${app.baseUrl}/account/connected-apps`);
+      const csrf = (await page.locator('input[name="csrf_token"]').first().getAttribute('value'))!;
+      const [grant] = await app.store.listActiveGrants(app.user.id);
+      for (const [path, form] of [
+        ['revoke', { grant_id: grant!.grantId }],
+        ['clients/disable', { client_id: grant!.clientId }],
+        ['purge-idle', {}],
+      ] as const) {
+        const res = await context.request.post(`${app.baseUrl}/account/admin/${path}`, {
+          form: { csrf_token: csrf, ...form },
+        });
+        expect([path, res.status()]).toEqual([path, 403]);
+      }
+      expect(await app.store.isGrantActive(grant!.grantId)).toBe(true);
+      expect((await app.store.findClient(grant!.clientId))?.disabled).toBeUndefined();
     } finally {
       await context.close();
     }
