@@ -138,20 +138,36 @@ export function deviceCodeHandler(ctx: DeviceDeps): RequestHandler {
       return renderCodePage(ctx, res, typedCode(req.query.user_code), { key: 'device.invalid', status: 400 });
     const user = await ctx.session.currentUser(req, device.params);
     if (user) return renderDeviceConsent(ctx, req, res, device, user);
-    if (ctx.config.authenticateUser) return renderDeviceSignIn(ctx, req, res, device);
-    if (ctx.config.signInUrl) {
-      // The host app signs people in: there, and back to this very code.
-      const returnTo = `${ctx.config.issuer}${deviceCodePath(ctx.config.paths)}?${new URLSearchParams({
-        user_code: formatUserCode(device.code),
-      })}`;
-      return res.redirect(302, ctx.config.signInUrl(returnTo, req));
-    }
-    throw new OAuthError(
-      'access_denied',
-      'This server signs people in through a provider, which the device page does not offer: connect the device ' +
-        'from a browser instead.',
-    );
+    return askToSignIn(ctx, req, res, device);
   });
+}
+
+/**
+ * Nobody is signed in (yet, or any more): the built-in form when the router has one, else the host app's sign-in
+ * (signInUrl), back to this very code. A provider's sign-in returns to the authorization endpoint's flow, which a
+ * device request is not, so with neither the person is told to connect from a browser.
+ */
+function askToSignIn(
+  ctx: DeviceDeps,
+  req: Request,
+  res: Response,
+  device: PendingDevice,
+  expired = false,
+): void | Promise<void> {
+  if (ctx.config.authenticateUser)
+    return renderDeviceSignIn(ctx, req, res, device, expired ? { errorKey: 'signIn.expired' } : {});
+  if (ctx.config.signInUrl) {
+    const returnTo = `${ctx.config.issuer}${deviceCodePath(ctx.config.paths)}?${new URLSearchParams({
+      user_code: formatUserCode(device.code),
+    })}`;
+    // After a form's POST, 303: the browser follows with a GET.
+    return res.redirect(req.method === 'GET' ? 302 : 303, ctx.config.signInUrl(returnTo, req));
+  }
+  throw new OAuthError(
+    'access_denied',
+    'This server signs people in through a provider, which the device page does not offer: connect the device ' +
+      'from a browser instead.',
+  );
 }
 
 /** A device flow form post: the CSRF token bound to this browser, and the request it carries still pending. */
@@ -176,12 +192,11 @@ async function openDeviceForm(ctx: DeviceDeps, req: Request, res: Response): Pro
 export function deviceSignInHandler(ctx: DeviceDeps): RequestHandler {
   return handle(async function deviceSignIn(req, res) {
     const device = await openDeviceForm(ctx, req, res);
+    // No password form here: a post to it is sent where people sign in.
+    if (!ctx.config.authenticateUser) return askToSignIn(ctx, req, res, device);
     const email = readParam(req.body, 'email')?.trim() ?? '';
     const password = readParam(req.body, 'password') ?? '';
-    const user =
-      email && password && ctx.config.authenticateUser
-        ? await ctx.config.authenticateUser(email, password, req)
-        : undefined;
+    const user = email && password ? await ctx.config.authenticateUser(email, password, req) : undefined;
     const clientId = device.client.clientId;
     // One message for an unknown email and a wrong password, as on the authorization endpoint's form.
     if (!user) {
@@ -211,7 +226,7 @@ export function deviceDecisionHandler(ctx: DeviceDeps): RequestHandler {
   return handle(async function deviceDecision(req, res) {
     const device = await openDeviceForm(ctx, req, res);
     const user = await ctx.session.currentUser(req, device.params);
-    if (!user) return renderDeviceSignIn(ctx, req, res, device, { errorKey: 'signIn.expired' });
+    if (!user) return askToSignIn(ctx, req, res, device, true);
     const { store, config } = ctx;
     const { record, client } = device;
     const clientId = client.clientId;

@@ -9,6 +9,9 @@ import type { AccessTokenResponse } from './access-token-response';
 import { grantTokenResponse, invalidGrant } from './grant-token-response';
 import type { GrantDeps, GrantRequest, GrantType } from './grant-type';
 
+/** The longest a device is told to wait between polls, however often it is told to slow down (seconds). */
+const MAX_POLL_INTERVAL = 60;
+
 export const deviceCodeGrant: GrantType = {
   type: DEVICE_CODE_GRANT,
   enabled: (config) => config.deviceAuthorization !== undefined,
@@ -37,11 +40,16 @@ async function redeemDeviceCode(
       deviceCodeHash,
       now + found.interval * 1000,
     ))
-  )
+  ) {
+    // §3.5: "the interval MUST be increased by 5 seconds for this and all subsequent requests": the client must, and
+    // the store's interval, which the check above reads, makes a client that does not wait that much longer too.
+    const raised = Math.min(found.interval + 5, MAX_POLL_INTERVAL);
+    await store.slowDownDeviceAuthorization?.(deviceCodeHash, raised);
     throw new OAuthError(
       'slow_down',
-      `Poll at most once every ${found.interval} seconds, and from now on 5 seconds more (RFC 8628 §3.5).`,
+      `Poll at most once every ${raised} seconds: 5 seconds more after each slow_down (RFC 8628 §3.5).`,
     );
+  }
   if (found.status === 'pending')
     throw new OAuthError(
       'authorization_pending',

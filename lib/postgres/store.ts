@@ -297,6 +297,12 @@ export function createPostgresStore(
           WHERE device_code_hash = $1 AND status = 'pending' AND expires_at > $5 RETURNING 1`,
         [deviceCodeHash, approved ? 'approved' : 'denied', userId, approved ? grantId : null, now()],
       )) !== undefined,
+    slowDownDeviceAuthorization: async (deviceCodeHash, interval) => {
+      await query(
+        `UPDATE ${t('oauth_device_authorizations')} SET interval = GREATEST(interval, $2) WHERE device_code_hash = $1`,
+        [deviceCodeHash, interval],
+      );
+    },
     redeemDeviceAuthorization: (deviceCodeHash, firstRefreshToken) =>
       transaction(async (client) => {
         const at = now();

@@ -322,6 +322,10 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
       });
       return true;
     };
+    store.slowDownDeviceAuthorization = (deviceCodeHash, interval) => {
+      const device = devices.get(deviceCodeHash);
+      if (device) device.interval = Math.max(device.interval, interval);
+    };
     store.redeemDeviceAuthorization = (deviceCodeHash, firstRefreshToken) => {
       const device = devices.get(deviceCodeHash);
       if (!device || !alive(device) || device.status !== 'approved') return { status: 'not_redeemed' };

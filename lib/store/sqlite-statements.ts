@@ -41,6 +41,8 @@ const SQL = {
   findDeviceByUserCode: 'SELECT * FROM oauth_device_authorizations WHERE user_code_hash = ?',
   decideDevice: `UPDATE oauth_device_authorizations SET status = ?, user_id = ?, grant_id = ?
          WHERE device_code_hash = ? AND status = 'pending' AND expires_at > ?`,
+  slowDownDevice:
+    'UPDATE oauth_device_authorizations SET interval = max(interval, ?) WHERE device_code_hash = ?',
   claimDevice: `UPDATE oauth_device_authorizations SET status = 'redeemed'
          WHERE device_code_hash = ? AND status = 'approved' AND expires_at > ? RETURNING grant_id, client_id`,
   // An approval the device never redeemed made a grant nobody holds a token of: it ends with its request.

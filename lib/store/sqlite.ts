@@ -258,6 +258,9 @@ export function createSqliteStore(
         deviceCodeHash,
         now(),
       ).changes === 1,
+    slowDownDeviceAuthorization: (deviceCodeHash, interval) => {
+      sql.slowDownDevice.run(interval, deviceCodeHash);
+    },
     redeemDeviceAuthorization: (deviceCodeHash, firstRefreshToken) =>
       atomically(() => redeemDevice(deviceCodeHash, now(), firstRefreshToken?.key)),
     markScopeChallenge: (grantId, until) => {

@@ -270,6 +270,12 @@ export interface OAuthStore {
     decision: { approved: boolean; userId: string; grantId: string | null },
   ): MaybePromise<boolean>;
   /**
+   * Raises the device authorization's interval to `interval` seconds if it is lower (RFC 8628 §3.5: after a
+   * slow_down, the device must wait 5 seconds more on every later poll); never lowers it. Optional: without it a
+   * slow_down is answered, but the interval the library enforces stays the first one.
+   */
+  slowDownDeviceAuthorization?(deviceCodeHash: SecretHash, interval: number): MaybePromise<void>;
+  /**
    * A test-and-set, atomic across connections and instances: if the device authorization is approved and unexpired,
    * marks it redeemed and returns its grant if still active (as consumeAuthorizationCode does, inserting
    * `firstRefreshToken` in the same step when given and the grant is active). Every other call gets not_redeemed.

@@ -144,6 +144,29 @@ export function describeDeviceAuthorizationContract(env: ContractEnv): void {
       expect(await store.findRefreshToken(token.hash)).toBeUndefined();
     });
 
+    env.testWith('slowDownDeviceAuthorization')(
+      'a slow-down raises the interval, never lowers it, and leaves the rest as it was',
+      async () => {
+        const { store } = env;
+        const { device } = await pending();
+        await store.slowDownDeviceAuthorization!(device.deviceCodeHash, 10);
+        expect(await store.findDeviceAuthorization!(device.deviceCodeHash, 'device_code')).toEqual({
+          ...device,
+          interval: 10,
+        });
+        await store.slowDownDeviceAuthorization!(device.deviceCodeHash, 7);
+        expect((await store.findDeviceAuthorization!(device.deviceCodeHash, 'device_code'))!.interval).toBe(
+          10,
+        );
+        // Another's is not touched; an unknown one is no error.
+        const other = await pending();
+        expect(
+          (await store.findDeviceAuthorization!(other.device.deviceCodeHash, 'device_code'))!.interval,
+        ).toBe(5);
+        await store.slowDownDeviceAuthorization!(newSecret().hash, 10);
+      },
+    );
+
     test('an approval past its expiry is not redeemed', async () => {
       const { device, grant } = await pending();
       const { store, clock } = env;

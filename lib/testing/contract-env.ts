@@ -43,6 +43,7 @@ export type OptionalCapability =
   | 'findDeviceAuthorization'
   | 'decideDeviceAuthorization'
   | 'redeemDeviceAuthorization'
+  | 'slowDownDeviceAuthorization'
   | 'listClients'
   | 'listGrants'
   | 'purgeIdleClients'

@@ -61,6 +61,7 @@ const OPTIONAL_CAPABILITIES: readonly OptionalCapability[] = [
   'findDeviceAuthorization',
   'decideDeviceAuthorization',
   'redeemDeviceAuthorization',
+  'slowDownDeviceAuthorization',
   'listClients',
   'listGrants',
   'purgeIdleClients',

@@ -200,6 +200,29 @@ describe('the device authorization endpoint', () => {
 });
 
 describe('polling the token endpoint', () => {
+  test('each slow_down adds 5 seconds to the interval of every later poll, up to a minute (RFC 8628 §3.5)', async () => {
+    start();
+    const client = await deviceClient();
+    const answer = (await authorizeDevice(client, { scope: 'fakture:read' })).body as DeviceAnswer;
+    expect((await poll(client, answer.device_code)).body.error).toBe('authorization_pending');
+    const slowed = await poll(client, answer.device_code);
+    expect(slowed.body).toEqual({
+      error: 'slow_down',
+      error_description:
+        'Poll at most once every 10 seconds: 5 seconds more after each slow_down (RFC 8628 §3.5).',
+    });
+    server.clock.advance(5 * SECOND);
+    // The poll before the slow_down set a 5-second wait; this one sets the new 10.
+    expect((await poll(client, answer.device_code)).body.error).toBe('authorization_pending');
+    server.clock.advance(9 * SECOND);
+    expect((await poll(client, answer.device_code)).body.error).toBe('slow_down');
+    // However often: never more than a minute.
+    for (let poll_ = 0; poll_ < 12; poll_ += 1) await poll(client, answer.device_code);
+    expect((await poll(client, answer.device_code)).body.error_description).toContain(
+      'once every 60 seconds',
+    );
+  });
+
   test('pending, too fast, then the tokens once after Allow: the same tokens as the code grant', async () => {
     start();
     const client = await deviceClient();
@@ -222,7 +245,8 @@ describe('polling the token endpoint', () => {
     expect(decided.text).toContain('Your device may continue now');
     expect(decided.headers.location).toBeUndefined();
 
-    server.clock.advance(5 * SECOND);
+    // The slow_down made the interval 10 seconds.
+    server.clock.advance(10 * SECOND);
     const tokens = await poll(client, answer.device_code);
     expect(tokens.status).toBe(200);
     expect(tokens.body).toMatchObject({
@@ -434,6 +458,60 @@ describe('the device page', () => {
     expect(await server.store.listActiveGrants(USER.id)).toHaveLength(1);
     // A decided code no longer leads anywhere.
     expect((await browser.get(`/v1/oauth/authorize/device?user_code=${answer.user_code}`)).status).toBe(400);
+  });
+});
+
+describe('a host app that signs people in itself (getSessionUser and signInUrl, no password form)', () => {
+  const SIGN_IN = 'https://app.example/login';
+  beforeEach(() =>
+    start({
+      authenticateUser: undefined,
+      getSessionUser: (req) => (req.headers['x-signed-in'] === 'yes' ? USER : null),
+      signInUrl: (returnTo) => `${SIGN_IN}?${new URLSearchParams({ return_to: returnTo })}`,
+    }),
+  );
+
+  test('the code, the consent and the decision each send a signed-out browser to the host’s sign-in', async () => {
+    const client = await deviceClient();
+    const answer = (await authorizeDevice(client, { scope: 'fakture:read' })).body as DeviceAnswer;
+    const browser = request.agent(server.app);
+    const codePage = `/v1/oauth/authorize/device?${new URLSearchParams({ user_code: answer.user_code })}`;
+    const signedOut = await browser.get(codePage);
+    expect(signedOut.status).toBe(302);
+    const back = new URL(signedOut.headers.location!);
+    expect(back.origin + back.pathname).toBe(SIGN_IN);
+    expect(back.searchParams.get('return_to')).toBe(`${ISSUER}${codePage}`);
+
+    const consent = await browser.get(codePage).set('x-signed-in', 'yes');
+    expect(consent.status).toBe(200);
+    expect(consent.text).toContain('A device, not this browser, asks for this access');
+    const form = formOf(consent.text);
+    // Signed out before deciding: the host's sign-in again, never a password form this router does not have.
+    const expired = await browser
+      .post(local(form.action))
+      .type('form')
+      .send({ ...form.fields, decision: 'allow' });
+    expect(expired.status).toBe(303);
+    expect(new URL(expired.headers.location!).searchParams.get('return_to')).toBe(`${ISSUER}${codePage}`);
+    expect(expired.text).not.toContain('password');
+    // A post to the device flow's sign-in form goes there too.
+    const signInPost = await browser
+      .post('/v1/oauth/authorize/device/sign-in')
+      .type('form')
+      .send({ ...form.fields, email: USER.email, password: USER.password });
+    expect(signInPost.status).toBe(303);
+    expect(signInPost.headers.location).toMatch(/^https:\/\/app\.example\/login\?/);
+    expect((await poll(client, answer.device_code)).body.error).toBe('authorization_pending');
+
+    const decided = await browser
+      .post(local(form.action))
+      .set('x-signed-in', 'yes')
+      .type('form')
+      .send({ ...form.fields, decision: 'allow' });
+    expect(decided.status).toBe(200);
+    expect(decided.text).toContain('Your device may continue now');
+    server.clock.advance(5 * SECOND);
+    expect((await poll(client, answer.device_code)).status).toBe(200);
   });
 });
 

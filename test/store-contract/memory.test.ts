@@ -31,5 +31,6 @@ describeStoreContract({
     'findDeviceAuthorization',
     'decideDeviceAuthorization',
     'redeemDeviceAuthorization',
+    'slowDownDeviceAuthorization',
   ],
 });
