@@ -28,7 +28,8 @@ import { checkHost } from './http/guards';
 import { createHealthRoutes } from './http/health';
 import { createMcpRoutes } from './mcp/endpoint';
 import { hr } from './i18n/hr';
-import { BUSINESS_SCOPES } from './scopes';
+import { ADMIN_API_SCOPES, BUSINESS_SCOPES } from './scopes';
+import { createAdminApi } from './admin-api';
 import { schedulePurge, type PurgeSchedule } from './purge';
 import { authenticateUser, findUserByEmail } from './users';
 import { createAuditLog, type AuditLog } from './audit';
@@ -123,6 +124,7 @@ export async function createExampleApp(
   );
   const resource = `${config.baseUrl}/mcp`;
   const renderer = rendererResource(config.baseUrl);
+  const adminApi = `${config.baseUrl}/admin/api`;
   const purge = schedulePurge(
     store,
     config.purgeIntervalMs,
@@ -150,6 +152,8 @@ export async function createExampleApp(
     // Agents with no browser at hand (a CLI on a remote box, a CI job): the device shows a code, the person types it
     // at /device (RFC 8628).
     deviceAuthorization: true,
+    // The admin API, for automation: its tokens only through client_credentials, with a scope nobody consents to.
+    operatorResources: [{ resource: adminApi, scopes: ADMIN_API_SCOPES }],
     // Enterprise-Managed Authorization: an ID-JAG of a trusted IdP names the user by its email claim, which the library
     // passes on only when the IdP verified it and it is within the domains TRUSTED_IDPS gives that IdP. The IdPs'
     // keys are fetched like client documents (the settings just above: loopback, the test CA).
@@ -232,6 +236,11 @@ export async function createExampleApp(
     },
   });
   app.use('/mcp', mcp.router);
+  // The same for automation, as JSON, with a token of an operator client acting for an administrator.
+  app.use(
+    '/admin/api',
+    createAdminApi({ db, store, oauth, resource: adminApi, idleClientMs: config.idleClientMs }),
+  );
   // The administrators' console lives below /account, where the account session's cookie is sent on plain http too.
   app.get('/admin', (_req, res) => res.redirect(302, '/account/admin'));
   app.use('/renderer', createRendererRoutes({ db, oauth, resource: renderer }));

@@ -6,7 +6,8 @@
 import { emailKey, type OAuthStore, type OperatorGrantType, registerOperatorClient } from 'express-mcp-oauth';
 import type { ClientRecord } from 'express-mcp-oauth/store';
 import type { AppDb } from './db/database';
-import { BUSINESS_SCOPES } from './scopes';
+import { ADMIN_API_SCOPES, BUSINESS_SCOPES } from './scopes';
+import { isAdmin } from './users';
 
 /** The key of the client's metadata that names the user (by id) a machine client acts on. */
 const ACTS_FOR_USER = 'acts_for_user';
@@ -106,11 +107,17 @@ export function readOperatorClientInput(input: OperatorClientInput) {
   if (input.scope !== undefined) {
     scope = input.scope.split(/\s+/).filter(Boolean);
     if (scope.length === 0) refuse('--scope is empty: give one or more scopes, e.g. --scope "company:read".');
-    const outside = scope.find((name) => !Object.hasOwn(BUSINESS_SCOPES, name));
+    const outside = scope.find(
+      (name) => !Object.hasOwn(BUSINESS_SCOPES, name) && !Object.hasOwn(ADMIN_API_SCOPES, name),
+    );
     if (outside !== undefined)
       refuse(
-        `"${outside}" is not a scope of this service: use any of ${Object.keys(BUSINESS_SCOPES).join(' ')}.`,
+        `"${outside}" is not a scope of this service: use any of ${Object.keys(BUSINESS_SCOPES).join(' ')}, ` +
+          `or ${Object.keys(ADMIN_API_SCOPES).join(' ')} for the admin API.`,
       );
+    // The admin API's tokens come from client_credentials alone, and act for an administrator (checked below).
+    if (!machine && scope.some((name) => Object.hasOwn(ADMIN_API_SCOPES, name)))
+      refuse('--scope admin goes with --grant-types client_credentials and --user an administrator.');
   }
 
   const jwksUri = input.jwksUri?.trim();
@@ -140,17 +147,32 @@ export async function createOperatorClient(
             key,
           ]);
     if (!actsFor) refuse(`No user has the email ${checked.user}: create one first with npm run user:create.`);
+    // The console's rule for the admin API too: only an administrator's client (each request checks it again).
+    if (
+      checked.scope?.some((name) => Object.hasOwn(ADMIN_API_SCOPES, name)) &&
+      !(await isAdmin(db, String(actsFor!.id)))
+    )
+      refuse(
+        `${actsFor!.email} is not an administrator, and --scope admin is for an administrator's client: make one ` +
+          'with npm run user:create -- --admin.',
+      );
   }
   let created;
   try {
-    created = await registerOperatorClient(store, BUSINESS_SCOPES, {
-      name: checked.name,
-      grantTypes: checked.grantTypes,
-      ...(checked.scope ? { scope: checked.scope } : {}),
-      ...(checked.redirectUris.length ? { redirectUris: checked.redirectUris } : {}),
-      ...(checked.jwksUri !== undefined ? { jwksUri: checked.jwksUri } : {}),
-      ...(actsFor ? { metadata: { [ACTS_FOR_USER]: String(actsFor.id) } } : {}),
-    });
+    created = await registerOperatorClient(
+      store,
+      BUSINESS_SCOPES,
+      {
+        name: checked.name,
+        grantTypes: checked.grantTypes,
+        ...(checked.scope ? { scope: checked.scope } : {}),
+        ...(checked.redirectUris.length ? { redirectUris: checked.redirectUris } : {}),
+        ...(checked.jwksUri !== undefined ? { jwksUri: checked.jwksUri } : {}),
+        ...(actsFor ? { metadata: { [ACTS_FOR_USER]: String(actsFor.id) } } : {}),
+      },
+      Date.now(),
+      Object.keys(ADMIN_API_SCOPES),
+    );
   } catch (error) {
     // The library's rules (a redirect URI it refuses, say) throw a TypeError that says what to fix.
     const prefix = 'registerOperatorClient: ';
@@ -180,4 +202,20 @@ export function actingUserId(client: ClientRecord | undefined): string | null {
   if (!client || !client.grantTypes.includes('client_credentials')) return null;
   const userId = client.metadata[ACTS_FOR_USER];
   return typeof userId === 'string' && userId ? userId : null;
+}
+
+/** How a client came to be stored: a registration (RFC 7591), a metadata document, or the operator's own. */
+export type ClientKind = 'registration' | 'document' | 'operator';
+
+/** How this client came to be stored, for the administrators' console and admin API. */
+export function clientKind(client: Pick<ClientRecord, 'clientId' | 'grantTypes'>): ClientKind {
+  if (/^https:\/\//i.test(client.clientId)) return 'document';
+  // Only registerOperatorClient gives these grants (or token exchange); a registration never has them.
+  if (
+    client.grantTypes.some(
+      (type) => type === 'client_credentials' || type === JWT_BEARER_GRANT || type === TOKEN_EXCHANGE_GRANT,
+    )
+  )
+    return 'operator';
+  return 'registration';
 }

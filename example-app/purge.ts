@@ -49,3 +49,18 @@ export function schedulePurge(
   timer.unref();
   return { runOnce, stop: () => clearInterval(timer) };
 }
+
+/**
+ * The idle-registration part of a pass, now (the console's "Remove idle registrations", the admin API's purge-idle):
+ * public registrations made more than `idleClientMs` ago that no grant names, in batches; how many went.
+ */
+export async function removeIdleRegistrations(store: OAuthStore, idleClientMs: number): Promise<number> {
+  let removed = 0;
+  for (let batch = 0; batch < MAX_BATCHES && store.purgeIdleClients; batch += 1) {
+    if (batch > 0) await nextTurn();
+    const once = await store.purgeIdleClients(Date.now() - idleClientMs, BATCH_SIZE);
+    removed += once;
+    if (once === 0) break;
+  }
+  return removed;
+}

@@ -20,3 +20,11 @@ export const BUSINESS_SCOPES: ScopeCatalogue = Object.freeze({
   'dokument:read': 'Read your templates and documents',
   'dokument:write': 'Generate documents',
 });
+
+/**
+ * The admin API's scope ({base}/admin/api, an operator resource): never in the catalogue above, so no consent page
+ * offers it; only a client_credentials client acting for an administrator is given it (npm run client:create).
+ */
+export const ADMIN_API_SCOPES: Readonly<Record<string, string>> = Object.freeze({
+  admin: 'List every client and grant; revoke grants, disable and enable clients, remove idle registrations',
+});

@@ -25,6 +25,8 @@ export type { OAuthRouterOptions, OAuthUser, RateLimitStore } from './options';
 export { registerOperatorClient } from './grants/operator-clients';
 /** What the operator says of such a client, and what registering it returns. */
 export type { OperatorClient, OperatorClientOptions, OperatorGrantType } from './grants/operator-clients';
+/** A resource of the host's own for the operator's clients alone (the `operatorResources` option), such as an admin API. */
+export type { OperatorResource } from './grants/operator-resources';
 /**
  * The trusted enterprise IdPs of the jwt-bearer grant (the `enterpriseIdps` option), each with the email domains it
  * speaks for, the ID-JAG claims findLinkedUser and findUser read, and the user they return.

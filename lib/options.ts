@@ -35,6 +35,11 @@ import {
 } from './workload/options';
 import { parseStepUpWindowMs } from './grants/step-up-window';
 import {
+  parseOperatorResources,
+  type OperatorResource,
+  type OperatorResourceConfig,
+} from './grants/operator-resources';
+import {
   parseDeviceAuthorization,
   type DeviceAuthorizationConfig,
   type DeviceAuthorizationOptions,
@@ -192,6 +197,13 @@ export interface OAuthRouterOptions {
    * useAssertionId.
    */
   deviceAuthorization?: DeviceAuthorizationOptions | boolean;
+  /**
+   * Protected resources of your own for clients the operator registered (an admin API for automation, say), each
+   * with scopes outside the consent catalogue, e.g. `[{ resource: `${issuer}/admin/api`, scopes: { admin: '...' } }]`.
+   * Only the client_credentials grant issues tokens for them (`resource` names one), to a client whose registered
+   * scope has theirs (registerOperatorClient); requireBearer({ resource }) guards their routes. Default: none.
+   */
+  operatorResources?: readonly OperatorResource[];
 }
 
 /** The absolute URL of each endpoint, as the metadata publishes them. */
@@ -255,6 +267,8 @@ export interface OAuthConfig {
   stepUpWindowMs: number;
   /** The device authorization grant's settings; undefined when it is off. */
   deviceAuthorization: DeviceAuthorizationConfig | undefined;
+  /** The operator's own resources (operatorResources), each with its scopes; empty when none. */
+  operatorResources: OperatorResourceConfig;
 }
 
 export type { Store as RateLimitStore };
@@ -300,12 +314,14 @@ export function parseOptions(options: OAuthRouterOptions): OAuthConfig {
   const mountPath = stripSlash(issuerUrl.pathname);
   const paths = parsePaths(options.paths, fail);
 
-  const resources = (options.resources ?? [`${issuer}/mcp`]).map((resource, index) => {
-    const url = parsePublicUrl(`resources[${index}]`, resource);
-    if (url.origin !== issuerUrl.origin)
-      fail(`resources[${index}] must be on the issuer's origin ${issuerUrl.origin}.`);
+  const ownUrl = (name: string, value: unknown) => {
+    const url = parsePublicUrl(name, value);
+    if (url.origin !== issuerUrl.origin) fail(`${name} must be on the issuer's origin ${issuerUrl.origin}.`);
     return stripSlash(url.href);
-  });
+  };
+  const resources = (options.resources ?? [`${issuer}/mcp`]).map((resource, index) =>
+    ownUrl(`resources[${index}]`, resource),
+  );
   if (resources.length === 0)
     fail('resources must list at least one protected resource, e.g. [`${issuer}/mcp`].');
 
@@ -387,6 +403,13 @@ export function parseOptions(options: OAuthRouterOptions): OAuthConfig {
   const scopeNames = new Set(Object.keys(scopes));
   const tokenExchange = parseTokenExchange(options.tokenExchange, resources, scopeNames, fail);
   const deviceAuthorization = parseDeviceAuthorization(options.deviceAuthorization, fail);
+  const operatorResources = parseOperatorResources(
+    options.operatorResources,
+    ownUrl,
+    new Set([...resources, ...(tokenExchange ? tokenExchange.resources.keys() : [])]),
+    scopeNames,
+    fail,
+  );
 
   return {
     issuer,
@@ -436,6 +459,7 @@ export function parseOptions(options: OAuthRouterOptions): OAuthConfig {
     resourceServers: parseResourceServers(options.resourceServers, [
       ...resources,
       ...(tokenExchange ? tokenExchange.resources.keys() : []),
+      ...operatorResources.keys(),
     ]),
     enterpriseIdps: parseEnterpriseIdps(options.enterpriseIdps, fail),
     tokenExchange,
@@ -443,6 +467,7 @@ export function parseOptions(options: OAuthRouterOptions): OAuthConfig {
     dpop: parseDpopOptions(options.dpop, secret, now, fail),
     stepUpWindowMs: parseStepUpWindowMs(options.stepUpWindowMs, fail),
     deviceAuthorization,
+    operatorResources,
   };
 }
 
@@ -472,8 +497,8 @@ function parseResourceServers(
     const unknown = known.find((resource) => !resources.includes(resource));
     if (unknown !== undefined)
       fail(
-        `resourceServers["${clientId}"] names "${unknown}", which is neither one of resources nor a downstream ` +
-          `resource of tokenExchange (${resources.join(', ')}).`,
+        `resourceServers["${clientId}"] names "${unknown}", which is none of resources, tokenExchange's ` +
+          `downstream resources and operatorResources (${resources.join(', ')}).`,
       );
     servers.set(clientId, new Set(known));
   }

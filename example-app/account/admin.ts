@@ -7,6 +7,8 @@ import type { OAuthRouter, OAuthStore } from 'express-mcp-oauth';
 import { describeClient } from 'express-mcp-oauth/pages';
 import type { AppDb } from '../db/database';
 import type { AccountLanguage, AccountMessageKey } from '../i18n/account-messages';
+import { clientKind, type ClientKind } from '../operator-clients';
+import { removeIdleRegistrations } from '../purge';
 import { emailsOf, findUser, isAdmin } from '../users';
 import type { AccountSession } from './session';
 
@@ -31,13 +33,12 @@ export interface AdminOptions {
   idleClientMs: number;
 }
 
-/** How a client came to be stored: a registration (RFC 7591), a metadata document, or the operator's own. */
-function kindOf(client: { clientId: string; grantTypes: string[] }): AccountMessageKey {
-  if (/^https:\/\//i.test(client.clientId)) return 'admin.kindDocument';
-  if (client.grantTypes.some((type) => type === 'client_credentials' || type.endsWith(':jwt-bearer')))
-    return 'admin.kindOperator';
-  return 'admin.kindRegistration';
-}
+/** The console's words for how a client came to be stored. */
+const KIND_KEYS = {
+  registration: 'admin.kindRegistration',
+  document: 'admin.kindDocument',
+  operator: 'admin.kindOperator',
+} as const satisfies Record<ClientKind, AccountMessageKey>;
 
 export function mountAdminRoutes(router: Router, options: AdminOptions): void {
   const { db, store, oauth, session, render, languageOf, formatTime, idleClientMs } = options;
@@ -98,8 +99,10 @@ export function mountAdminRoutes(router: Router, options: AdminOptions): void {
         clients: clients.slice(0, LIMIT).map((client) => ({
           headline: describeClient(client).headline,
           clientId: client.clientId,
-          kindKey: kindOf(client),
+          kindKey: KIND_KEYS[clientKind(client)],
           created: formatTime(client.issuedAt, language),
+          lastUsed: formatTime(client.lastUsedAt, language),
+          activeGrants: client.activeGrants,
           disabled: client.disabled === true,
         })),
         grants: labelled,
@@ -148,12 +151,7 @@ export function mountAdminRoutes(router: Router, options: AdminOptions): void {
       if (!user) return;
       if (!session.csrfValid(req))
         return void (await render(req, res, 'account-error', { messageKey: 'error.formExpired' }, 403));
-      let removed = 0;
-      for (let batch = 0; batch < 20 && store.purgeIdleClients; batch += 1) {
-        const once = await store.purgeIdleClients(Date.now() - idleClientMs, 500);
-        removed += once;
-        if (once === 0) break;
-      }
+      const removed = await removeIdleRegistrations(store, idleClientMs);
       res.redirect(303, `/account/admin?purged=${removed}`);
     } catch (error) {
       next(error);

@@ -19,7 +19,7 @@ type Lookup = (ctx: TokenLookupDeps, token: string) => Promise<FoundToken | unde
 const findAccessToken: Lookup = async ({ signer, config }, token) => {
   if (token.split('.').length !== 3) return undefined;
   const downstream = config.tokenExchange ? [...config.tokenExchange.resources.keys()] : [];
-  for (const audience of [...config.resources, ...downstream]) {
+  for (const audience of [...config.resources, ...downstream, ...config.operatorResources.keys()]) {
     const expected = { issuer: config.issuer, audience };
     try {
       return { kind: 'access_token', claims: signer.verifyAccessToken(token, expected) };

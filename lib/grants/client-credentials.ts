@@ -17,14 +17,21 @@ export const clientCredentialsGrant: GrantType = {
     if (client.tokenEndpointAuthMethod === 'none') {
       throw new OAuthError('unauthorized_client', 'A public client cannot use the client_credentials grant.');
     }
+    // RFC 8707: the resource asked for, or the default one (null in the grant, as a user's grant keeps it). An
+    // operator resource (operator-resources.ts) has scopes of its own, which no other grant can carry; every other
+    // resource, the consent catalogue's.
+    const resource =
+      readParam(req.body, 'resource') === undefined
+        ? null
+        : readResource(req.body, [...config.resources, ...config.operatorResources.keys()]);
+    const own = resource === null ? undefined : config.operatorResources.get(resource);
+    const offered = own ? new Set(Object.keys(own)) : config.scopeNames;
     // §3.3: the scope asked for, within what the operator allowed the client; all of that when none is asked for.
-    const allowed = client.scope.split(' ').filter((scope) => config.scopeNames.has(scope));
+    const allowed = client.scope.split(' ').filter((scope) => offered.has(scope));
     const scopeParam = readParam(req.body, 'scope');
     const scopes = scopeParam === undefined ? allowed : parseScope(scopeParam, new Set(allowed));
-    if (scopes.length === 0) throw new OAuthError('invalid_scope', 'This client may ask for no scope here.');
-    // RFC 8707: the resource asked for, or the default one (null in the grant, as a user's grant keeps it).
-    const resource =
-      readParam(req.body, 'resource') === undefined ? null : readResource(req.body, config.resources);
+    if (scopes.length === 0)
+      throw new OAuthError('invalid_scope', 'This client may ask for no scope of this resource.');
     // RFC 9068 §2.2: with no resource owner, sub names the client.
     return issueGrantlessToken(ctx, req, {
       client,

@@ -29,7 +29,10 @@ export interface OperatorClientOptions {
   name: string;
   /** At least one; `client_credentials` for a machine client. */
   grantTypes: readonly OperatorGrantType[];
-  /** The scopes the client may ask for (a subset of the router's catalogue). Default: the whole catalogue. */
+  /**
+   * The scopes the client may ask for: of the router's catalogue, and with client_credentials of its
+   * operatorResources too. Default: the whole catalogue (never an operator resource's scope).
+   */
   scope?: readonly string[];
   /** Required with authorization_code: where the browser comes back (the registration rules apply). */
   redirectUris?: readonly string[];
@@ -75,6 +78,11 @@ export async function registerOperatorClient(
   scopes: Readonly<Record<string, string>> | readonly string[],
   options: OperatorClientOptions,
   now: number = Date.now(),
+  /**
+   * The scopes of the router's operatorResources, which a client_credentials client may be given by naming them in
+   * `scope`; never by default, and never to a client without that grant (the only one that issues their tokens).
+   */
+  operatorScopes: readonly string[] = [],
 ): Promise<OperatorClient> {
   const scopeCatalogue = new Set(Array.isArray(scopes) ? scopes : Object.keys(scopes));
   if (!options || typeof options.name !== 'string' || !options.name.trim())
@@ -96,6 +104,15 @@ export async function registerOperatorClient(
       options.scope.some((scope) => typeof scope !== 'string' || !scope.trim() || scope === OFFLINE_ACCESS))
   )
     fail('scope must list one or more scopes of the catalogue (leave it out for the whole catalogue).');
+  // The default (no scope named) stays the consent catalogue alone: an operator's scope is given only by name.
+  const ownScopes = (options.scope ?? []).filter(
+    (scope) => operatorScopes.includes(scope) && !scopeCatalogue.has(scope),
+  );
+  if (ownScopes.length > 0 && !grantTypes.includes('client_credentials'))
+    fail(
+      `the scope ${ownScopes.join(' ')} is an operator resource's, whose tokens only the client_credentials grant ` +
+        'issues: add client_credentials to grantTypes.',
+    );
   const keyed = options.jwksUri !== undefined || options.jwks !== undefined;
   const method = keyed ? 'private_key_jwt' : 'client_secret_basic';
   const fields: Record<string, unknown> = {
@@ -118,7 +135,13 @@ export async function registerOperatorClient(
       grantTypes,
       responseTypes: grantTypes.includes('authorization_code') ? ['code'] : [],
       tokenEndpointAuthMethod: method,
-      scope: readScope(fields, scopeCatalogue, { lenient: false }),
+      scope: readScope(
+        fields,
+        ownScopes.length ? new Set([...scopeCatalogue, ...ownScopes]) : scopeCatalogue,
+        {
+          lenient: false,
+        },
+      ),
       metadata: { ...(options.metadata ?? {}), ...readKeys(fields, method), ...readDpopBinding(fields) },
       issuedAt: now,
     };

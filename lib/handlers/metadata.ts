@@ -64,13 +64,18 @@ export function authorizationServerMetadataHandler(config: OAuthConfig): Request
   );
 }
 
-export function protectedResourceMetadataHandler(config: OAuthConfig, resource: string): RequestHandler {
+export function protectedResourceMetadataHandler(
+  config: OAuthConfig,
+  resource: string,
+  /** The resource's scopes: an operator resource's own, or the consent catalogue. */
+  scopes: Readonly<Record<string, string>> = config.scopes,
+): RequestHandler {
   return jsonDocument(
     {
       resource,
       // RFC 9728 §3.3: byte-identical to the issuer of the authorization server metadata.
       authorization_servers: [config.issuer],
-      scopes_supported: Object.keys(config.scopes),
+      scopes_supported: Object.keys(scopes),
       bearer_methods_supported: ['header'],
       resource_name: config.serviceName,
       // RFC 9728 §2: the resource accepts DPoP-bound tokens, and bearer tokens too.

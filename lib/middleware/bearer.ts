@@ -90,16 +90,23 @@ export function createRequireBearer(
   const { dpop } = config;
   return function requireBearer(options = {}) {
     const resource = (options.resource ?? config.resources[0]!).replace(/\/+$/, '');
-    if (!config.resources.includes(resource) && !config.tokenExchange?.resources.has(resource)) {
+    const own = config.operatorResources.get(resource);
+    if (!config.resources.includes(resource) && !config.tokenExchange?.resources.has(resource) && !own) {
       throw new TypeError(
-        `requireBearer: "${resource}" is neither one of the router's resources (${config.resources.join(', ')}) ` +
-          'nor a downstream resource of its tokenExchange.',
+        `requireBearer: "${resource}" is none of the router's resources (${config.resources.join(', ')}), its ` +
+          "tokenExchange's downstream resources and its operatorResources.",
       );
     }
+    // An operator resource's tokens carry its own scopes (grants/operator-resources.ts), never the catalogue's.
+    const offered = own ? new Set(Object.keys(own)) : config.scopeNames;
     const needed = options.scopes ?? [];
     for (const scope of needed) {
-      if (!config.scopeNames.has(scope))
-        throw new TypeError(`requireBearer: "${scope}" is not in the scope catalogue.`);
+      if (!offered.has(scope))
+        throw new TypeError(
+          own
+            ? `requireBearer: "${scope}" is not a scope of the operator resource ${resource}.`
+            : `requireBearer: "${scope}" is not in the scope catalogue.`,
+        );
     }
     const resourceUrl = new URL(resource);
     const metadataUrl = protectedResourceMetadataUrl(resource);

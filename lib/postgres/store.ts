@@ -6,6 +6,7 @@ import { postgresUpstreamTokens } from './upstream';
 import {
   mapRow,
   toClient,
+  toClientListing,
   toCode,
   toDeviceAuthorization,
   toGrant,
@@ -354,10 +355,15 @@ export function createPostgresStore(
     },
     async listClients({ after, limit }) {
       const { rows } = await query(
-        `SELECT * FROM ${t('oauth_clients')} WHERE ($1::text IS NULL OR client_id COLLATE "C" > $1) ORDER BY client_id COLLATE "C" LIMIT $2`,
-        [after ?? null, limit],
+        `SELECT c.*,
+            (SELECT COUNT(*) FROM ${t('oauth_grants')} g
+              WHERE g.client_id = c.client_id AND g.revoked_at IS NULL AND g.expires_at > $3) AS active_grants,
+            (SELECT MAX(g.last_used_at) FROM ${t('oauth_grants')} g WHERE g.client_id = c.client_id) AS grants_last_used_at
+          FROM ${t('oauth_clients')} c WHERE ($1::text IS NULL OR c.client_id COLLATE "C" > $1)
+          ORDER BY c.client_id COLLATE "C" LIMIT $2`,
+        [after ?? null, limit, now()],
       );
-      return rows.map(toClient);
+      return rows.map(toClientListing);
     },
     async listGrants({ before, limit }) {
       const { rows } = await query(

@@ -78,6 +78,14 @@ export function mountWellKnown(
       protectedResourceMetadataHandler(config, resource),
     );
   }
+  // The operator's resources too (RFC 9728 §3): requireBearer's challenges point there.
+  for (const [resource, scopes] of config.operatorResources) {
+    serveDocument(
+      target,
+      add(protectedResourceMetadataPath(resource)),
+      protectedResourceMetadataHandler(config, resource, scopes),
+    );
+  }
 }
 
 /** An API endpoint: its path below the issuer, whether browsers may call it, and the steps of its POST. */

@@ -124,7 +124,9 @@ export function createOAuthRouter(
   router.revokeGrant = (grantId, cause = {}) =>
     ctx.revokeGrant(grantId, { ...cause, by: cause.by ?? 'admin' });
   router.registerOperatorClient = (clientOptions) =>
-    registerOperatorClient(store, config.scopes, clientOptions, config.now());
+    registerOperatorClient(store, config.scopes, clientOptions, config.now(), [
+      ...new Set([...config.operatorResources.values()].flatMap((scopes) => Object.keys(scopes))),
+    ]);
   router.setClientDisabled = async (clientId, disabled, cause = {}) => {
     if (!store.setClientDisabled || !store.revokeClientGrants)
       throw new TypeError(

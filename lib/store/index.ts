@@ -5,6 +5,7 @@
 export type {
   AdvanceRefreshTokenInput,
   AuthorizationCodeRecord,
+  ClientListing,
   ClientRecord,
   ConsumeCodeResult,
   DeviceAuthorizationRecord,

@@ -4,6 +4,7 @@
 // call can run in between, so each test-and-set and compare-and-set the contract asks for is atomic by construction.
 // A store over a database gets the same guarantee from a conditional statement or a transaction (see sqlite.ts).
 import type {
+  ClientListing,
   AuthorizationCodeRecord,
   ClientRecord,
   ConsumeCodeResult,
@@ -132,7 +133,15 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
         .filter((clientId) => after === undefined || clientId > after)
         .sort((a, b) => (a < b ? -1 : 1))
         .slice(0, limit)
-        .map((clientId) => store.findClient(clientId) as ClientRecord);
+        .map((clientId): ClientListing => {
+          const own = [...grants.values()].filter(({ grant }) => grant.clientId === clientId);
+          const used = own.flatMap(({ grant }) => (grant.lastUsedAt === null ? [] : [grant.lastUsedAt]));
+          return {
+            ...(store.findClient(clientId) as ClientRecord),
+            activeGrants: own.filter((stored) => isActive(stored) && alive(stored.grant)).length,
+            lastUsedAt: used.length ? Math.max(...used) : null,
+          };
+        });
     },
     listGrants({ before, limit }) {
       return [...grants.values()]

@@ -3,6 +3,7 @@
 import type { SecretHash } from '../crypto/secrets';
 import type {
   AuthorizationCodeRecord,
+  ClientListing,
   ClientRecord,
   DeviceAuthorizationRecord,
   GrantRecord,
@@ -34,6 +35,15 @@ export function toClient(row: Row): ClientRecord {
     metadata: JSON.parse(row.metadata as string),
     issuedAt: Number(row.issued_at),
     ...(row.disabled_at === null || row.disabled_at === undefined ? {} : { disabled: true as const }),
+  };
+}
+
+/** A client row with its grants' count and last use (listClients). */
+export function toClientListing(row: Row): ClientListing {
+  return {
+    ...toClient(row),
+    activeGrants: Number(row.active_grants),
+    lastUsedAt: row.grants_last_used_at === null ? null : Number(row.grants_last_used_at),
   };
 }
 

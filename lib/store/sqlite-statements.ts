@@ -54,7 +54,11 @@ const SQL = {
   markGrantUsed: 'UPDATE oauth_grants SET last_used_at = ? WHERE grant_id = ?',
   listGrants: `SELECT ${GRANT_COLUMNS('g')}, c.client_name FROM oauth_grants g JOIN oauth_clients c ON c.client_id = g.client_id
         WHERE g.user_id = ? AND g.expires_at > ? AND g.revoked_at IS NULL ORDER BY g.created_at DESC, g.grant_id DESC`,
-  listClients: 'SELECT * FROM oauth_clients WHERE client_id > ? ORDER BY client_id LIMIT ?',
+  listClients: `SELECT c.*,
+        (SELECT COUNT(*) FROM oauth_grants g WHERE g.client_id = c.client_id AND g.revoked_at IS NULL AND g.expires_at > ?)
+          AS active_grants,
+        (SELECT MAX(g.last_used_at) FROM oauth_grants g WHERE g.client_id = c.client_id) AS grants_last_used_at
+        FROM oauth_clients c WHERE c.client_id > ? ORDER BY c.client_id LIMIT ?`,
   setClientDisabled: 'UPDATE oauth_clients SET disabled_at = ? WHERE client_id = ?',
   revokeClientGrants: `UPDATE oauth_grants SET revoked_at = ? WHERE client_id = ? AND revoked_at IS NULL AND expires_at > ?
          RETURNING grant_id`,

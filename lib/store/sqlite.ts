@@ -9,6 +9,7 @@ import { sqliteUpstreamTokens } from './sqlite-upstream';
 import {
   mapRow,
   toClient,
+  toClientListing,
   toCode,
   toDeviceAuthorization,
   toGrant,
@@ -268,7 +269,8 @@ export function createSqliteStore(
     },
     takeScopeChallenge: (grantId) => sql.takeScopeChallenge.run(grantId, now()).changes === 1,
     // The empty string sorts before every id, and U+FFFF after every id the library makes.
-    listClients: ({ after, limit }) => (sql.listClients.all(after ?? '', limit) as Row[]).map(toClient),
+    listClients: ({ after, limit }) =>
+      (sql.listClients.all(now(), after ?? '', limit) as Row[]).map(toClientListing),
     listGrants: ({ before, limit }) =>
       (sql.listAllGrants.all(before ?? '\uffff', now(), limit) as Row[]).map((row): GrantWithClient => ({
         ...toGrant(row),

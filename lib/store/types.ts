@@ -80,6 +80,14 @@ export interface GrantRecord {
   revokedAt: number | null;
 }
 
+/** A stored client as an operator's list shows it: with how many active grants name it, and when one was last used. */
+export interface ClientListing extends ClientRecord {
+  /** Its grants that are active now (unexpired, not revoked), by the store's clock. */
+  activeGrants: number;
+  /** The latest lastUsedAt of its stored grants (active or ended), or null when none has been used. */
+  lastUsedAt: number | null;
+}
+
 /** An active grant with the name of its client, for a user's "connected apps" list. */
 export interface GrantWithClient extends GrantRecord {
   /** The stored client's name when the list is read (for a document client: its newest copy's). */
@@ -298,10 +306,11 @@ export interface OAuthStore {
   listActiveGrants(userId: string): MaybePromise<GrantWithClient[]>;
   /**
    * For operators: up to `limit` stored clients (registered ones and stored document copies) whose ids sort after
-   * `after` (by code unit), in that order; the next page starts after the last one returned. Optional, with
-   * listGrants: a store without them gives an administrators' console nothing to list.
+   * `after` (by code unit), in that order; the next page starts after the last one returned. Each as findClient reads
+   * it, with its count of active grants and its grants' last use. Optional, with listGrants: a store without them
+   * gives an administrators' console nothing to list.
    */
-  listClients?(page: { after?: string; limit: number }): MaybePromise<ClientRecord[]>;
+  listClients?(page: { after?: string; limit: number }): MaybePromise<ClientListing[]>;
   /**
    * For operators: up to `limit` active grants of every user (unexpired, not revoked), newest first by grant id
    * (the library's ids are time-ordered), those whose ids sort before `before` when it is given; each with its

@@ -24,8 +24,39 @@ export function describeOperatorListContract(env: ContractEnv): void {
         after = page.at(-1)!.clientId;
       }
       expect(pages).toEqual([['client-a', 'client-b'], ['client-c', 'client-d'], ['client-e']]);
-      // Each as stored, as findClient reads it.
-      expect((await store.listClients!({ limit: 1 }))[0]).toEqual(await store.findClient('client-a'));
+      // Each as stored, as findClient reads it, with no grant yet.
+      expect((await store.listClients!({ limit: 1 }))[0]).toEqual({
+        ...(await store.findClient('client-a')),
+        activeGrants: 0,
+        lastUsedAt: null,
+      });
+    });
+
+    test('each client with its active grants counted and its grants’ latest use', async () => {
+      const { store, clock } = env;
+      const busy = clientRecord({ clientId: 'client-busy' });
+      const other = clientRecord({ clientId: 'client-other' });
+      await store.registerClient(busy);
+      await store.registerClient(other);
+      const start = clock.now();
+      const grants = [
+        // Counted: active.
+        grantRecord(start, { clientId: busy.clientId, grantId: 'grant-a', lastUsedAt: start + 5 }),
+        grantRecord(start, { clientId: busy.clientId, grantId: 'grant-b', userId: 'user-2' }),
+        // Not counted, but its use is the latest: revoked below.
+        grantRecord(start, { clientId: busy.clientId, grantId: 'grant-c', lastUsedAt: start + 9 }),
+        // Not counted: expired by the time of the list.
+        grantRecord(start, { clientId: busy.clientId, grantId: 'grant-d', expiresAt: start + MINUTE }),
+        // Another client's.
+        grantRecord(start, { clientId: other.clientId, grantId: 'grant-e', lastUsedAt: start + 99 }),
+      ];
+      for (const grant of grants) await store.createGrant(grant);
+      await store.revokeGrant('grant-c');
+      clock.advance(2 * MINUTE);
+      const listed = await store.listClients!({ limit: 10 });
+      const byId = new Map(listed.map((client) => [client.clientId, client]));
+      expect(byId.get('client-busy')).toMatchObject({ activeGrants: 2, lastUsedAt: start + 9 });
+      expect(byId.get('client-other')).toMatchObject({ activeGrants: 1, lastUsedAt: start + 99 });
     });
 
     test('grants of every user, active only, newest id first, a page before the last one’s id', async () => {
@@ -122,7 +153,12 @@ export function describeOperatorListContract(env: ContractEnv): void {
       await store.registerClient(client);
       expect(await store.setClientDisabled!(client.clientId, true)).toBe(true);
       expect(await store.findClient(client.clientId)).toEqual({ ...client, disabled: true });
-      expect((await store.listClients!({ limit: 10 }))[0]).toEqual({ ...client, disabled: true });
+      expect((await store.listClients!({ limit: 10 }))[0]).toEqual({
+        ...client,
+        disabled: true,
+        activeGrants: 0,
+        lastUsedAt: null,
+      });
       expect(await store.setClientDisabled!(client.clientId, false)).toBe(true);
       expect(await store.findClient(client.clientId)).toEqual(client);
       expect(await store.setClientDisabled!('no-such-client', true)).toBe(false);

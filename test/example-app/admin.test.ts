@@ -140,6 +140,13 @@ describeInBrowser('the administrators’ console of the reference app', () => {
           );
         }
         expect(await page.textContent('ul.clients')).toContain(device.clientId);
+        if (locale === 'en-US') {
+          // Each client with when it was last used and how many live grants it has.
+          const listed = await page.locator('ul.clients > li', { hasText: device.clientId }).textContent();
+          expect(listed!.replace(/\s+/g, ' ')).toMatch(
+            /Created \d{4}-\d\d-\d\d \d\d:\d\d UTC · Last used \d{4}-\d\d-\d\d \d\d:\d\d UTC · active grants: 1\b/,
+          );
+        }
         expect(readable(await axeViolations(page))).toEqual([]);
       } finally {
         await context.close();

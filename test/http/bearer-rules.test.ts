@@ -151,8 +151,8 @@ describe('requireBearer options', () => {
 
   test('an unknown resource is refused at startup, listing the ones there are', () => {
     expect(() => server.oauth.requireBearer({ resource: 'https://elsewhere.example/mcp' })).toThrow(
-      `requireBearer: "https://elsewhere.example/mcp" is neither one of the router's resources (${RESOURCE}, ` +
-        `${OTHER_RESOURCE}) nor a downstream resource of its tokenExchange.`,
+      `requireBearer: "https://elsewhere.example/mcp" is none of the router's resources (${RESOURCE}, ` +
+        `${OTHER_RESOURCE}), its tokenExchange's downstream resources and its operatorResources.`,
     );
   });
 });

@@ -145,7 +145,7 @@ test('a missing scope is 403 insufficient_scope naming the scope', async () => {
 
 test('requireBearer refuses bad options at startup', () => {
   expect(() => server.oauth.requireBearer({ resource: 'https://elsewhere.example/mcp' })).toThrow(
-    /is neither one of the router's resources .* nor a downstream resource of its tokenExchange/,
+    /is none of the router's resources .*, its tokenExchange's downstream resources and its operatorResources/,
   );
   expect(() => server.oauth.requireBearer({ scopes: ['bank:write'] })).toThrow(/not in the scope catalogue/);
 });

@@ -218,7 +218,7 @@ describe('who may not use it', () => {
     else
       expect(res.body).toEqual({
         error: 'invalid_scope',
-        error_description: 'This client may ask for no scope here.',
+        error_description: 'This client may ask for no scope of this resource.',
       });
   });
 

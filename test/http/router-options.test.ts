@@ -212,7 +212,7 @@ test.each<[string, Partial<OAuthRouterOptions> | null, RegExp]>([
   [
     'a resource server of a resource this server does not protect',
     { resourceServers: { gateway: ['https://elsewhere.example/mcp'] } },
-    /names "https:\/\/elsewhere.example\/mcp", which is neither one of resources nor a downstream resource/,
+    /names "https:\/\/elsewhere.example\/mcp", which is none of resources, tokenExchange.s downstream resources and operatorResources/,
   ],
 ])('refuses %s', (_name, options, message) => {
   expect(() =>
