@@ -42,6 +42,7 @@ async function build(): Promise<RequestListener> {
       scopes: { 'fakture:read': 'Read your invoices', 'clients:read': 'Read your clients' },
       rateLimits: false,
       authenticateUser: () => null,
+      ...(process.env.BENCH_STEP_UP === '0' ? { stepUpWindowMs: 0 } : {}),
     });
     app.use(oauth);
     app.post('/data', oauth.requireBearer(), sendOk);

@@ -15,7 +15,7 @@ export async function refuseTool(
   refused: { tool: string; needed: readonly string[] },
 ): Promise<void> {
   // The router's step-up window marks the grant first, so that the refresh the client may send at once is answered.
-  await beforeRefusingScope(res);
+  await beforeRefusingScope(auth, res);
   const needed = refused.needed.join(' ');
   const scope = [...new Set([...auth.scopes, ...refused.needed])].join(' ');
   const metadataUrl = protectedResourceMetadataUrl(auth.resource.href.replace(/\/+$/, ''));

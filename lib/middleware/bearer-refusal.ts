@@ -88,18 +88,21 @@ export function refuseBearer(
 
 /**
  * What requireBearer asks to be done before a route behind it refuses the token for want of scope: marking the grant
- * for the step-up window (grants/step-up-window.ts). Keyed by the response, which hosts pass on as it is, not by
- * `req.auth`, which they copy to add to it (the reference app does). A WeakMap, so that nothing public carries it and
- * a response requireBearer never saw has nothing to do.
+ * for the step-up window (grants/step-up-window.ts). It rides on `req.auth` under a symbol nothing public names (so
+ * nobody else can set it), as an own enumerable property, which the copies hosts make to add to `req.auth` keep (the
+ * reference app spreads it). Not on the response: a property added to every response, or a WeakMap entry per request,
+ * cost the bearer check a tenth of its throughput under load (bench/README.md).
  */
-const beforeScopeRefusal = new WeakMap<ServerResponse, () => Promise<void>>();
+export const SCOPE_REFUSAL_MARKER = Symbol('express-mcp-oauth.scopeRefusalMarker');
 
-/** Registers what is done before the token of the request `res` answers is refused for want of scope. */
-export function onScopeRefusal(res: ServerResponse, note: () => Promise<void>): void {
-  beforeScopeRefusal.set(res, note);
-}
+/** Marks a grant before its token is refused for want of scope; made once per route. */
+export type ScopeRefusalMarker = (grantId: string, res: ServerResponse) => Promise<void>;
 
-/** Does what requireBearer registered for `res`, once the decision to refuse for want of scope is made. */
-export async function beforeRefusingScope(res: ServerResponse): Promise<void> {
-  await beforeScopeRefusal.get(res)?.();
+/** Does what requireBearer registered in `auth`, once the decision to refuse for want of scope is made. */
+export async function beforeRefusingScope(
+  auth: { grantId: string; [SCOPE_REFUSAL_MARKER]?: ScopeRefusalMarker | undefined },
+  res: ServerResponse,
+): Promise<void> {
+  const marker = auth[SCOPE_REFUSAL_MARKER];
+  if (marker) await marker(auth.grantId, res);
 }

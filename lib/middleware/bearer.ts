@@ -1,5 +1,6 @@
 // The bearer check for the tool server (RFC 6750, RFC 9068 §4, RFC 9728 §5.1). It runs on every tool call, so all
 // per-route work (header templates, the resource URL) is done once, when the middleware is created.
+import type { ServerResponse } from 'node:http';
 import type { Request, RequestHandler, Response } from 'express';
 import type { OAuthContext } from '../context';
 import type { ActClaim } from '../crypto/act';
@@ -9,7 +10,12 @@ import { isStoreUnavailable } from '../store/unavailable';
 import { storeUnavailable } from './error-handler';
 import { protectedResourceMetadataUrl } from '../paths';
 import type { BearerCache, VerifiedToken } from './bearer-cache';
-import { onScopeRefusal, refuseBearer, type DpopChallengeOptions } from './bearer-refusal';
+import {
+  refuseBearer,
+  SCOPE_REFUSAL_MARKER,
+  type DpopChallengeOptions,
+  type ScopeRefusalMarker,
+} from './bearer-refusal';
 import { readDpopHeader, verifyDpopProof } from '../dpop/proof';
 import { writeJson } from '../util/json-response';
 
@@ -118,6 +124,14 @@ export function createRequireBearer(
       algorithms: dpop.algorithms,
       used: true,
     };
+    // The step-up window's mark (grants/step-up-window.ts), one function per route: a store that fails to write it
+    // costs the step-up, never the answer.
+    const markGrant: ScopeRefusalMarker | undefined =
+      stepUp &&
+      ((grantId, res) =>
+        stepUp
+          .mark(grantId)
+          .catch((error: unknown) => config.onError(error, (res as ServerResponse & { req: Request }).req)));
     const refuse = (res: Response, error: OAuthError | undefined, usedDpop = false) =>
       refuseBearer(res, metadataUrl, error, routeScope, usedDpop ? dpopChallenge : bearerChallenge);
 
@@ -238,10 +252,7 @@ export function createRequireBearer(
         // store that fails to write it costs the step-up, never the answer.
         // Not a token from a token exchange either: it names its subject's grant, but its holder (another client, a
         // tool server) has no refresh token of that grant, and a refusal of it must not send the subject's client back.
-        const markStepUp =
-          stepUp && claims.sub !== claims.client_id && claims.act === undefined
-            ? () => stepUp.mark(claims.grant_id).catch((error: unknown) => config.onError(error, req))
-            : undefined;
+        const marks = markGrant !== undefined && claims.sub !== claims.client_id && claims.act === undefined;
         const admit = (active: boolean) => {
           if (!active)
             return refuse(
@@ -257,14 +268,14 @@ export function createRequireBearer(
                 'insufficient_scope',
                 `This needs the scope ${missing.join(' ')}.`,
               );
-              if (!markStepUp) return refuse(res, refusal, usedDpop);
-              markStepUp()
+              if (!marks) return refuse(res, refusal, usedDpop);
+              markGrant(claims.grant_id, res)
                 .then(() => refuse(res, refusal, usedDpop))
                 .catch(next);
               return;
             }
           }
-          (req as AuthenticatedRequest).auth = {
+          const auth: BearerAuth & { [SCOPE_REFUSAL_MARKER]: ScopeRefusalMarker | undefined } = {
             token,
             clientId: claims.client_id,
             // A user's grant never has the client's id as its user (authorize/handlers.ts refuses it).
@@ -278,8 +289,10 @@ export function createRequireBearer(
             ...(jkt === undefined ? {} : { jkt }),
             ...(claims.act === undefined ? {} : { act: claims.act }),
             extra: { userId: claims.sub, grantId: claims.grant_id },
+            // Always present, so that every auth object has one shape.
+            [SCOPE_REFUSAL_MARKER]: marks ? markGrant : undefined,
           };
-          if (markStepUp) onScopeRefusal(res, markStepUp);
+          (req as AuthenticatedRequest).auth = auth;
           next();
         };
         // Usually answered from memory: no promise, no database read.

@@ -55,7 +55,11 @@ test('the first refresh after a refused route is invalid_grant; the grant and it
   expect(again.body.scope).toBe('clients:read');
 });
 
-test('a tool refused by createMcpEndpoint marks the grant the same way', async () => {
+test.each([
+  ['as it is', false],
+  // The reference app does: the mark rides on req.auth under a symbol, which a spread copy keeps.
+  ['after the host copies req.auth to add to it', true],
+])('a tool refused by createMcpEndpoint marks the grant the same way, req.auth %s', async (_name, copy) => {
   start();
   const mcp = () => {
     const built = new McpServer({ name: 'notes', version: '1.0.0' });
@@ -67,6 +71,11 @@ test('a tool refused by createMcpEndpoint marks the grant the same way', async (
   app.post(
     '/tools',
     server.oauth.requireBearer(),
+    (req, _res, next) => {
+      const authed = req as express.Request & { auth: Record<string, unknown> };
+      if (copy) authed.auth = { ...authed.auth, extra: { tenant: 'acme' } };
+      next();
+    },
     createMcpEndpoint({ createServer: mcp, toolScopes: { list_invoices: ['fakture:read'] } }),
   );
   const { client, tokens } = await obtainTokens(server, {}, { scope: 'clients:read' });
