@@ -24,6 +24,8 @@ export interface AdminApiOptions {
   resource: string;
   /** How old an unused public registration must be for purge-idle to delete it. */
   idleClientMs: number;
+  /** Told of an unexpected error, answered 500 server_error (the app logs it). */
+  onError(error: unknown, req: Request): void;
 }
 
 /** An answer the API gives on purpose: its status and an RFC 6749 §5.2-style body. */
@@ -38,6 +40,17 @@ class ApiError extends Error {
 }
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
+
+/** Control characters (C0, DEL): never in an id, and a NUL is refused by PostgreSQL as a server error. */
+const CONTROL = /[\u0000-\u001f\u007f]/;
+
+/** An id from the path: at most 2,000 characters, no control character. */
+function readId(value: unknown, what: string): string {
+  const id = String(value);
+  if (!id || id.length > 2000 || CONTROL.test(id))
+    throw new ApiError(400, 'invalid_request', `That is not a ${what} id.`);
+  return id;
+}
 
 /** `limit`: a whole number from 1 to MAX_LIMIT; a cursor (`after`, `before`): a string of at most 2,000. */
 function readPage(req: Request, cursor: 'after' | 'before'): { limit: number; cursor: string | undefined } {
@@ -54,13 +67,18 @@ function readPage(req: Request, cursor: 'after' | 'before'): { limit: number; cu
   const limit = limitText === undefined ? DEFAULT_LIMIT : Number(limitText);
   if (limit < 1 || limit > MAX_LIMIT)
     throw new ApiError(400, 'invalid_request', `limit must be a whole number from 1 to ${MAX_LIMIT}.`);
-  if (cursorText !== undefined && (typeof cursorText !== 'string' || !cursorText || cursorText.length > 2000))
+  if (
+    cursorText !== undefined &&
+    (typeof cursorText !== 'string' || !cursorText || cursorText.length > 2000 || CONTROL.test(cursorText))
+  )
     throw new ApiError(400, 'invalid_request', `${cursor} must be the "next" value of the previous page.`);
   return { limit, cursor: cursorText };
 }
 
 export function createAdminApi(options: AdminApiOptions): Router {
-  const { db, store, oauth, resource, idleClientMs } = options;
+  const { db, store, oauth, resource, idleClientMs, onError } = options;
+  /** Who acts, for the audit events: the automation client, by its id. */
+  const actorOf = (req: Request) => `client:${(req as AuthenticatedRequest).auth.clientId}`;
   const router = express.Router();
   const run =
     (handler: (req: Request, res: Response) => Promise<unknown>) =>
@@ -152,7 +170,7 @@ export function createAdminApi(options: AdminApiOptions): Router {
     '/grants/:grantId/revoke',
     json,
     run(async (req) => {
-      const grant = await store.findGrant(String(req.params.grantId));
+      const grant = await store.findGrant(readId(req.params.grantId, 'grant'));
       if (!grant || !(await store.isGrantActive(grant.grantId)))
         throw new ApiError(404, 'not_found', 'No active grant has this id.');
       // The grant.revoked event names the administrator's act, with whose grant it was.
@@ -161,6 +179,7 @@ export function createAdminApi(options: AdminApiOptions): Router {
         req,
         userId: grant.userId,
         clientId: grant.clientId,
+        actor: actorOf(req),
       });
       return { grant_id: grant.grantId, revoked: true };
     }),
@@ -171,7 +190,7 @@ export function createAdminApi(options: AdminApiOptions): Router {
       `/clients/:clientId/${action}`,
       json,
       run(async (req) => {
-        const clientId = String(req.params.clientId);
+        const clientId = readId(req.params.clientId, 'client');
         const client = await store.findClient(clientId);
         if (!client) throw new ApiError(404, 'not_found', 'No stored client has this id.');
         if (clientKind(client) === 'document')
@@ -180,7 +199,7 @@ export function createAdminApi(options: AdminApiOptions): Router {
             'invalid_request',
             'A metadata-document client is fetched from its URL: it cannot be disabled here.',
           );
-        await oauth.setClientDisabled(clientId, action === 'disable', { req });
+        await oauth.setClientDisabled(clientId, action === 'disable', { req, actor: actorOf(req) });
         return { client_id: clientId, disabled: action === 'disable' };
       }),
     );
@@ -193,22 +212,23 @@ export function createAdminApi(options: AdminApiOptions): Router {
 
   router.use((_req, _res, next) => next(new ApiError(404, 'not_found', 'No such admin API route.')));
   // One place maps what went wrong to an answer: the API's own refusals, a body that is not JSON, a store outage.
-  router.use((error: unknown, _req: Request, res: Response, next: NextFunction) => {
+  router.use((error: unknown, req: Request, res: Response, next: NextFunction) => {
     if (res.headersSent) return next(error);
-    if (error instanceof ApiError)
-      return void res.status(error.status).json({ error: error.error, error_description: error.description });
+    const answer = (status: number, code: string, description: string) =>
+      void res.status(status).json({ error: code, error_description: description });
+    if (error instanceof ApiError) return answer(error.status, error.error, error.description);
+    // What Express and its body parser throw for what the client sent: a body too large, not JSON, a bad % escape.
     const status = (error as { status?: unknown } | null)?.status;
+    if (status === 413)
+      return answer(413, 'invalid_request', 'The body is too large: these routes take none.');
     if (typeof status === 'number' && status >= 400 && status < 500)
-      return void res
-        .status(400)
-        .json({ error: 'invalid_request', error_description: 'Send a JSON body, or none.' });
+      return answer(400, 'invalid_request', 'Send a JSON body (or none) and a well-formed URL.');
     if (isStoreUnavailable(error)) {
       res.setHeader('Retry-After', '5');
-      return void res
-        .status(503)
-        .json({ error: 'temporarily_unavailable', error_description: 'Try again in a moment.' });
+      return answer(503, 'temporarily_unavailable', 'Try again in a moment.');
     }
-    next(error);
+    onError(error, req);
+    answer(500, 'server_error', 'Something went wrong on the server; it has been logged.');
   });
   return router;
 }

@@ -239,7 +239,15 @@ export async function createExampleApp(
   // The same for automation, as JSON, with a token of an operator client acting for an administrator.
   app.use(
     '/admin/api',
-    createAdminApi({ db, store, oauth, resource: adminApi, idleClientMs: config.idleClientMs }),
+    createAdminApi({
+      db,
+      store,
+      oauth,
+      resource: adminApi,
+      idleClientMs: config.idleClientMs,
+      onError: (error, req) =>
+        requestLog(req, logger).error({ err: error }, 'unexpected error in the admin API'),
+    }),
   );
   // The administrators' console lives below /account, where the account session's cookie is sent on plain http too.
   app.get('/admin', (_req, res) => res.redirect(302, '/account/admin'));

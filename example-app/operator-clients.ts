@@ -199,7 +199,8 @@ export async function createOperatorClient(
  * keys from those), and such a client can never get a client_credentials token anyway.
  */
 export function actingUserId(client: ClientRecord | undefined): string | null {
-  if (!client || !client.grantTypes.includes('client_credentials')) return null;
+  // A disabled client acts for nobody, even with a token issued before another instance heard of it.
+  if (!client || client.disabled || !client.grantTypes.includes('client_credentials')) return null;
   const userId = client.metadata[ACTS_FOR_USER];
   return typeof userId === 'string' && userId ? userId : null;
 }

@@ -68,6 +68,8 @@ interface RevocationCause {
   req?: Request;
   clientId?: string;
   userId?: string;
+  /** Who ended it, as the host names them (an administrator, an automation client). */
+  actor?: string;
 }
 
 const MAX_CLIENTS = 10_000;

@@ -67,6 +67,10 @@ type OAuthEventType =
    * step-up consent that carries its scopes and more.
    */
   | 'grant.revoked'
+  /** An operator disabled a client (router.setClientDisabled), naming who did it in `actor` when told. */
+  | 'client.disabled'
+  /** An operator enabled a disabled client again. */
+  | 'client.enabled'
   | 'token.introspected'
   /**
    * A rate limit refused a request (sign-in limits report sign_in.rate_limited instead): once per key and window,
@@ -138,7 +142,10 @@ export interface OAuthEvent {
     | 'urn:ietf:params:oauth:grant-type:device_code';
   /** token.exchanged: the downstream resource the token is for. */
   resource?: string;
-  /** token.exchanged: who acts (the new token's act.sub). */
+  /**
+   * token.exchanged: who acts (the new token's act.sub). grant.revoked by an administrator, client.disabled,
+   * client.enabled: who did it, as the host named them (an administrator's id, an automation client's).
+   */
   actor?: string;
   /**
    * client.fetch_failed, idp.fetch_failed, id_jag.refused, sign_in.failed through a provider: what went wrong, for the operator (the URL, the address its host

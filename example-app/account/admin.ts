@@ -136,7 +136,10 @@ export function mountAdminRoutes(router: Router, options: AdminOptions): void {
           return void (await render(req, res, 'account-error', { messageKey: 'error.formExpired' }, 403));
         const clientId = typeof req.body?.client_id === 'string' ? req.body.client_id : '';
         const disable = action === 'disable';
-        if (!clientId || !(await oauth.setClientDisabled(clientId, disable, { req })))
+        if (
+          !clientId ||
+          !(await oauth.setClientDisabled(clientId, disable, { req, actor: `user:${user.id}` }))
+        )
           return void (await render(req, res, 'account-error', { messageKey: 'error.notConnected' }, 404));
         res.redirect(303, `/account/admin?client=${disable ? 'disabled' : 'enabled'}`);
       } catch (error) {
@@ -174,6 +177,7 @@ export function mountAdminRoutes(router: Router, options: AdminOptions): void {
         req,
         userId: grant.userId,
         clientId: grant.clientId,
+        actor: `user:${user.id}`,
       });
       res.redirect(303, '/account/admin?revoked=1');
     } catch (error) {

@@ -5,6 +5,7 @@ import { readParam, readResource } from '../util/params';
 import { parseScope } from '../util/scopes';
 import type { GrantType } from './grant-type';
 import { issueGrantlessToken } from './grantless-token';
+import { operatorScopesOf } from './operator-resources';
 
 export const clientCredentialsGrant: GrantType = {
   type: 'client_credentials',
@@ -25,7 +26,10 @@ export const clientCredentialsGrant: GrantType = {
         ? null
         : readResource(req.body, [...config.resources, ...config.operatorResources.keys()]);
     const own = resource === null ? undefined : config.operatorResources.get(resource);
-    const offered = own ? new Set(Object.keys(own)) : config.scopeNames;
+    // An operator resource's scopes only as the operator gave them, by name (operator-resources.ts).
+    const offered = own
+      ? new Set(operatorScopesOf(client.metadata).filter((scope) => Object.hasOwn(own, scope)))
+      : config.scopeNames;
     // §3.3: the scope asked for, within what the operator allowed the client; all of that when none is asked for.
     const allowed = client.scope.split(' ').filter((scope) => offered.has(scope));
     const scopeParam = readParam(req.body, 'scope');

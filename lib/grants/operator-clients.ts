@@ -11,6 +11,7 @@ import { readDpopBinding, readKeys, readRedirectUris, readScope } from '../clien
 import { OFFLINE_ACCESS } from '../util/scopes';
 import { JWT_BEARER_GRANT } from '../id-jag/options';
 import { TOKEN_EXCHANGE_GRANT } from '../token-exchange/options';
+import { OPERATOR_SCOPES } from './operator-resources';
 
 /** The grant types an operator client may have. */
 export type OperatorGrantType =
@@ -113,6 +114,8 @@ export async function registerOperatorClient(
       `the scope ${ownScopes.join(' ')} is an operator resource's, whose tokens only the client_credentials grant ` +
         'issues: add client_credentials to grantTypes.',
     );
+  // The client_credentials grant trusts this key: only what is named in `scope` sets it, never options.metadata.
+  const { [OPERATOR_SCOPES]: _fromHost, ...hostMetadata } = options.metadata ?? {};
   const keyed = options.jwksUri !== undefined || options.jwks !== undefined;
   const method = keyed ? 'private_key_jwt' : 'client_secret_basic';
   const fields: Record<string, unknown> = {
@@ -142,7 +145,12 @@ export async function registerOperatorClient(
           lenient: false,
         },
       ),
-      metadata: { ...(options.metadata ?? {}), ...readKeys(fields, method), ...readDpopBinding(fields) },
+      metadata: {
+        ...hostMetadata,
+        ...readKeys(fields, method),
+        ...readDpopBinding(fields),
+        ...(ownScopes.length ? { [OPERATOR_SCOPES]: ownScopes } : {}),
+      },
       issuedAt: now,
     };
   } catch (error) {

@@ -23,6 +23,20 @@ export interface OperatorResource {
 export type OperatorResourceConfig = ReadonlyMap<string, Readonly<Record<string, string>>>;
 
 /**
+ * The key of an operator client's metadata that lists the operator scopes it was given by name
+ * (registerOperatorClient). A client's `scope` alone cannot say so: a scope moved out of the consent catalogue into
+ * an operator resource would otherwise reach every client registered with the whole catalogue before. Registrations
+ * and metadata documents never keep this key (clients/metadata.ts keeps display fields and keys only).
+ */
+export const OPERATOR_SCOPES = 'operator_scopes';
+
+/** The operator scopes a client was given by name, from its metadata. */
+export function operatorScopesOf(metadata: Readonly<Record<string, unknown>>): readonly string[] {
+  const given = metadata[OPERATOR_SCOPES];
+  return Array.isArray(given) ? given.filter((scope): scope is string => typeof scope === 'string') : [];
+}
+
+/**
  * Parses the `operatorResources` option. `parseUrl` is the router's own check of a public URL on the issuer's
  * origin (normalised); `taken` are the resources already named elsewhere.
  */
@@ -34,6 +48,8 @@ export function parseOperatorResources(
   fail: (message: string) => never,
 ): OperatorResourceConfig {
   const parsed = new Map<string, Readonly<Record<string, string>>>();
+  // A scope names one resource: a client given `read` for one must not get tokens with it for another.
+  const named = new Set<string>();
   if (given === undefined) return parsed;
   if (!Array.isArray(given))
     fail(
@@ -60,6 +76,11 @@ export function parseOperatorResources(
         );
       if (typeof description !== 'string' || !description)
         fail(`${name}.scopes: the scope "${scope}" needs a description.`);
+      if (named.has(scope))
+        fail(
+          `${name}.scopes: "${scope}" is already a scope of another operator resource; a scope names one.`,
+        );
+      named.add(scope);
     }
     parsed.set(resource, Object.freeze({ ...scopes }));
   }

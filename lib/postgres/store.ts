@@ -358,7 +358,8 @@ export function createPostgresStore(
         `SELECT c.*,
             (SELECT COUNT(*) FROM ${t('oauth_grants')} g
               WHERE g.client_id = c.client_id AND g.revoked_at IS NULL AND g.expires_at > $3) AS active_grants,
-            (SELECT MAX(g.last_used_at) FROM ${t('oauth_grants')} g WHERE g.client_id = c.client_id) AS grants_last_used_at
+            (SELECT MAX(COALESCE(g.last_used_at, g.created_at)) FROM ${t('oauth_grants')} g
+              WHERE g.client_id = c.client_id) AS grants_last_used_at
           FROM ${t('oauth_clients')} c WHERE ($1::text IS NULL OR c.client_id COLLATE "C" > $1)
           ORDER BY c.client_id COLLATE "C" LIMIT $2`,
         [after ?? null, limit, now()],

@@ -34,12 +34,12 @@ export interface OAuthRouter extends Router {
   wellKnown: Router;
   /**
    * Revokes a grant (a "connected app"): its refresh tokens at once, its access tokens at their next use. Say who
-   * did it for the grant.revoked event (default `admin`), with the request when there is one. True if this call
-   * revoked it.
+   * did it for the grant.revoked event (default `admin`; `actor`, an administrator's or an automation client's id),
+   * with the request when there is one. True if this call revoked it.
    */
   revokeGrant(
     grantId: string,
-    cause?: { by?: 'user' | 'admin'; req?: Request; userId?: string; clientId?: string },
+    cause?: { by?: 'user' | 'admin'; req?: Request; userId?: string; clientId?: string; actor?: string },
   ): Promise<boolean>;
   /**
    * Registers a client on the operator's word: the only way to a client that may use the client_credentials grant
@@ -50,10 +50,15 @@ export interface OAuthRouter extends Router {
    * Disables a client (true) or enables it again (false), for an operator's console. A disabled client is treated as
    * unknown (invalid_client at the token endpoint, an error page at the authorization endpoint): at once by this
    * process, by every other instance within a minute. Disabling also ends its grants at once (a grant.revoked event
-   * each, `by: 'admin'`); enabling gives none back. Resolves false for a client the store does not hold. Needs a
-   * store with setClientDisabled and revokeClientGrants.
+   * each, `by: 'admin'`); enabling gives none back. A client.disabled or client.enabled event names who did it
+   * (`actor`, as you name them). Resolves false for a client the store does not hold. Needs a store with
+   * setClientDisabled and revokeClientGrants.
    */
-  setClientDisabled(clientId: string, disabled: boolean, cause?: { req?: Request }): Promise<boolean>;
+  setClientDisabled(
+    clientId: string,
+    disabled: boolean,
+    cause?: { req?: Request; actor?: string },
+  ): Promise<boolean>;
   /** Read-only facts about this server (issuer, endpoint URLs, resources, scopes, lifetimes); never its secret. */
   info: OAuthServerInfo;
   /**
@@ -139,12 +144,14 @@ export function createOAuthRouter(
       );
     if (!(await store.setClientDisabled(clientId, disabled))) return false;
     ctx.forgetClient(clientId);
+    const actor = cause.actor === undefined ? {} : { actor: cause.actor };
+    ctx.emit(cause.req, disabled ? 'client.disabled' : 'client.enabled', { clientId, ...actor });
     if (!disabled) return true;
     for (const grantId of await store.revokeClientGrants(clientId)) {
       // Revoked in the store already: forgotten here, its upstream tokens dropped, and told.
       cache.forgetGrant(grantId);
       await ctx.upstream?.tokens?.forget(grantId);
-      ctx.emit(cause.req, 'grant.revoked', { grantId, by: 'admin', clientId });
+      ctx.emit(cause.req, 'grant.revoked', { grantId, by: 'admin', clientId, ...actor });
     }
     return true;
   };

@@ -86,8 +86,14 @@ export function createServices(
       // Even when the store had revoked it already (a refresh token's reuse): the upstream tokens go with the grant.
       await upstream?.tokens?.forget(grantId);
       if (revoked && cause) {
-        const { req, by, clientId, userId } = cause;
-        emit(req, 'grant.revoked', { grantId, by, clientId, userId });
+        const { req, by, clientId, userId, actor } = cause;
+        emit(req, 'grant.revoked', {
+          grantId,
+          by,
+          clientId,
+          userId,
+          ...(actor === undefined ? {} : { actor }),
+        });
       }
       return revoked;
     },

@@ -135,7 +135,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
         .slice(0, limit)
         .map((clientId): ClientListing => {
           const own = [...grants.values()].filter(({ grant }) => grant.clientId === clientId);
-          const used = own.flatMap(({ grant }) => (grant.lastUsedAt === null ? [] : [grant.lastUsedAt]));
+          const used = own.map(({ grant }) => grant.lastUsedAt ?? grant.createdAt);
           return {
             ...(store.findClient(clientId) as ClientRecord),
             activeGrants: own.filter((stored) => isActive(stored) && alive(stored.grant)).length,

@@ -57,7 +57,8 @@ const SQL = {
   listClients: `SELECT c.*,
         (SELECT COUNT(*) FROM oauth_grants g WHERE g.client_id = c.client_id AND g.revoked_at IS NULL AND g.expires_at > ?)
           AS active_grants,
-        (SELECT MAX(g.last_used_at) FROM oauth_grants g WHERE g.client_id = c.client_id) AS grants_last_used_at
+        (SELECT MAX(COALESCE(g.last_used_at, g.created_at)) FROM oauth_grants g WHERE g.client_id = c.client_id)
+          AS grants_last_used_at
         FROM oauth_clients c WHERE c.client_id > ? ORDER BY c.client_id LIMIT ?`,
   setClientDisabled: 'UPDATE oauth_clients SET disabled_at = ? WHERE client_id = ?',
   revokeClientGrants: `UPDATE oauth_grants SET revoked_at = ? WHERE client_id = ? AND revoked_at IS NULL AND expires_at > ?

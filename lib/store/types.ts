@@ -84,7 +84,10 @@ export interface GrantRecord {
 export interface ClientListing extends ClientRecord {
   /** Its grants that are active now (unexpired, not revoked), by the store's clock. */
   activeGrants: number;
-  /** The latest lastUsedAt of its stored grants (active or ended), or null when none has been used. */
+  /**
+   * When it last got a grant or a token: the latest of its stored grants' lastUsedAt, or createdAt for a grant never
+   * used (a machine client's token is a grant of its own, made when issued); null when no grant names it.
+   */
   lastUsedAt: number | null;
 }
 

@@ -32,12 +32,14 @@ export function describeOperatorListContract(env: ContractEnv): void {
       });
     });
 
-    test('each client with its active grants counted and its grants’ latest use', async () => {
+    test('each client with its active grants counted and its grants’ latest use, or making', async () => {
       const { store, clock } = env;
       const busy = clientRecord({ clientId: 'client-busy' });
       const other = clientRecord({ clientId: 'client-other' });
+      const fresh = clientRecord({ clientId: 'client-fresh' });
       await store.registerClient(busy);
       await store.registerClient(other);
+      await store.registerClient(fresh);
       const start = clock.now();
       const grants = [
         // Counted: active.
@@ -49,6 +51,8 @@ export function describeOperatorListContract(env: ContractEnv): void {
         grantRecord(start, { clientId: busy.clientId, grantId: 'grant-d', expiresAt: start + MINUTE }),
         // Another client's.
         grantRecord(start, { clientId: other.clientId, grantId: 'grant-e', lastUsedAt: start + 99 }),
+        // Never used since it was made (a machine client's token is such a grant): made is its last use.
+        grantRecord(start + 50, { clientId: fresh.clientId, grantId: 'grant-f' }),
       ];
       for (const grant of grants) await store.createGrant(grant);
       await store.revokeGrant('grant-c');
@@ -57,6 +61,7 @@ export function describeOperatorListContract(env: ContractEnv): void {
       const byId = new Map(listed.map((client) => [client.clientId, client]));
       expect(byId.get('client-busy')).toMatchObject({ activeGrants: 2, lastUsedAt: start + 9 });
       expect(byId.get('client-other')).toMatchObject({ activeGrants: 1, lastUsedAt: start + 99 });
+      expect(byId.get('client-fresh')).toMatchObject({ activeGrants: 1, lastUsedAt: start + 50 });
     });
 
     test('grants of every user, active only, newest id first, a page before the last one’s id', async () => {

@@ -143,8 +143,8 @@ describe('the lists', () => {
       kind: 'operator',
       grant_types: ['client_credentials'],
       created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
-      last_used_at: null,
-      // Each client_credentials token is a grant of its own while it lives.
+      // Its token, a grant of its own made when issued, is its last use.
+      last_used_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
       active_grants: expect.any(Number),
       disabled: false,
     });
@@ -247,6 +247,26 @@ describe('the acts', () => {
   });
 });
 
+describe('the audit trail', () => {
+  test('each act names the automation client that did it', async () => {
+    const held = await app.mintToken(['products:read']);
+    const clientId = JSON.parse(Buffer.from(held.split('.')[1]!, 'base64url').toString()).client_id as string;
+    await api(`/clients/${encodeURIComponent(clientId)}/disable`, { method: 'POST' });
+    await api(`/clients/${encodeURIComponent(clientId)}/enable`, { method: 'POST' });
+    await app.audit.flush();
+    const rows = await app.db.all<{ type: string; client_id: string; detail: string }>(
+      `SELECT type, client_id, detail FROM audit_events WHERE client_id = ? AND type IN
+         ('client.disabled', 'client.enabled', 'grant.revoked') ORDER BY id`,
+      [clientId],
+    );
+    expect(rows.map((row) => [row.type, JSON.parse(row.detail).actor])).toEqual([
+      ['client.disabled', `client:${ops.client_id}`],
+      ['grant.revoked', `client:${ops.client_id}`],
+      ['client.enabled', `client:${ops.client_id}`],
+    ]);
+  });
+});
+
 describe('refusals, each as JSON', () => {
   test('no token: 401 with a challenge naming the API’s metadata', async () => {
     const res = await api('/clients', { bearer: '' });
@@ -274,7 +294,36 @@ describe('refusals, each as JSON', () => {
     expect((await api('/grants')).status).toBe(200);
   });
 
+  test('a disabled client: 403, even with a token issued before another instance heard of it', async () => {
+    // As an instance that had the client in memory would leave things: disabled, its new grant active.
+    await app.store.setClientDisabled!(ops.client_id, true);
+    try {
+      expect(await api('/clients')).toMatchObject({ status: 403, body: { error: 'access_denied' } });
+    } finally {
+      await app.store.setClientDisabled!(ops.client_id, false);
+    }
+    expect((await api('/clients')).status).toBe(200);
+  });
+
+  test('an unexpected failure: 500 server_error as JSON, logged', async () => {
+    const findGrant = app.store.findGrant;
+    app.store.findGrant = () => {
+      throw new Error('the disk is on fire');
+    };
+    try {
+      const res = await api('/grants/some-grant/revoke', { method: 'POST' });
+      expect(res).toMatchObject({ status: 500, body: { error: 'server_error' } });
+      expect(JSON.stringify(res.body)).not.toContain('fire');
+    } finally {
+      app.store.findGrant = findGrant;
+    }
+  });
+
   test.each([
+    ['/clients?after=%00', 'after'],
+    ['/grants/a%00b/revoke', 'grant id'],
+    ['/clients/%1F/disable', 'client id'],
+    ['/clients/%E0%A4%A/disable', 'well-formed URL'],
     ['/clients?limit=0', 'limit'],
     ['/clients?limit=201', 'limit'],
     ['/clients?limit=ten', 'limit'],
@@ -282,7 +331,9 @@ describe('refusals, each as JSON', () => {
     ['/grants?before=', 'before'],
     ['/clients?sort=name', 'Unknown parameter "sort"'],
   ])('%s: 400 invalid_request', async (path, says) => {
-    const res = await api(path);
+    const res = await api(path, {
+      method: path.endsWith('able') || path.endsWith('revoke') ? 'POST' : 'GET',
+    });
     expect(res).toMatchObject({ status: 400, body: { error: 'invalid_request' } });
     expect(res.body.error_description).toContain(says);
   });

@@ -74,3 +74,26 @@ test('an unknown client is not disabled; a store without the methods says how to
     /has no setClientDisabled\(\) and revokeClientGrants\(\)/,
   );
 });
+
+test('each switch is an audit event naming who did it, as are the grants it ends and an admin revocation', async () => {
+  const { client } = await obtainTokens(server);
+  const other = await obtainTokens(server);
+  await server.oauth.setClientDisabled(client.client_id, true, { actor: 'client:ops-robot' });
+  await server.oauth.setClientDisabled(client.client_id, false, { actor: 'user:7' });
+  // Without an actor, none is made up.
+  await server.oauth.setClientDisabled(client.client_id, true);
+  const otherGrant = (await server.store.listActiveGrants('user-1')).find(
+    (grant) => grant.clientId === other.client.client_id,
+  )!;
+  await server.oauth.revokeGrant(otherGrant.grantId, { actor: 'user:7' });
+  const told = events
+    .filter((event) => ['client.disabled', 'client.enabled', 'grant.revoked'].includes(event.type))
+    .map(({ type, clientId, actor, by }) => ({ type, clientId, actor, by }));
+  expect(told).toEqual([
+    { type: 'client.disabled', clientId: client.client_id, actor: 'client:ops-robot', by: undefined },
+    { type: 'grant.revoked', clientId: client.client_id, actor: 'client:ops-robot', by: 'admin' },
+    { type: 'client.enabled', clientId: client.client_id, actor: 'user:7', by: undefined },
+    { type: 'client.disabled', clientId: client.client_id, actor: undefined, by: undefined },
+    { type: 'grant.revoked', clientId: undefined, actor: 'user:7', by: 'admin' },
+  ]);
+});

@@ -177,6 +177,27 @@ describe('no other way to one', () => {
     expect((await grant(client, { resource: ADMIN })).body.error).toBe('invalid_scope');
   });
 
+  test('a client whose scope names it without the operator having given it by name gets none', async () => {
+    // As when a scope moves from the consent catalogue into an operator resource: clients registered with the whole
+    // catalogue before hold its name in their scope; and a host's own metadata cannot say it was given.
+    for (const options of [{}, { metadata: { operator_scopes: ['admin'] } }]) {
+      const before = await registerOperatorClient(
+        server.store,
+        { ...BUSINESS_SCOPES, ...ADMIN_SCOPES },
+        {
+          name: 'Registered before the move',
+          grantTypes: ['client_credentials'],
+          ...options,
+        },
+      );
+      expect(before.record.scope.split(' ')).toContain('admin');
+      expect(before.record.metadata.operator_scopes).toBeUndefined();
+      const res = await grant(before, { resource: ADMIN });
+      expect(res.status).toBe(400);
+      expect(res.body.error).toBe('invalid_scope');
+    }
+  });
+
   test('the standalone registerOperatorClient gives an operator scope only when told it is one', async () => {
     const store = createMemoryStore();
     await expect(
@@ -258,6 +279,14 @@ describe('the option, checked at startup', () => {
     ],
     ['a forbidden character', [{ resource: ADMIN, scopes: { 'a"b': 'x' } }], /RFC 6749 §3.3 forbids/],
     ['no description', [{ resource: ADMIN, scopes: { admin: '' } }], /needs a description/],
+    [
+      'one scope for two resources',
+      [
+        { resource: ADMIN, scopes: { read: 'x' } },
+        { resource: `${ISSUER}/billing`, scopes: { read: 'y' } },
+      ],
+      /"read" is already a scope of another operator resource/,
+    ],
   ])('refused: %s', (_name, given, message) => {
     expect(create(given)).toThrow(message);
   });
