@@ -9,6 +9,7 @@ import type { AccessTokenResponse } from './access-token-response';
 import { grantTokenResponse, invalidGrant } from './grant-token-response';
 import type { GrantDeps, GrantRequest, GrantType } from './grant-type';
 import { rotateRefreshToken } from './rotation';
+import type { GrantRecord } from '../store/types';
 
 export const refreshTokenGrant: GrantType = {
   type: 'refresh_token',
@@ -57,13 +58,14 @@ async function refresh(ctx: GrantDeps, { req, client, proof }: GrantRequest): Pr
       throw invalidGrant('The refresh token is invalid or has expired.');
     await proof.useJti();
   }
-  // A tool was refused for want of scope a moment ago: this client should be asking the person, not refreshing.
-  await ctx.stepUp?.checkRefresh(presentedToken, client.clientId);
+  const { stepUp } = ctx;
   const outcome = await rotateRefreshToken(store, {
     presentedToken,
     clientId: client.clientId,
     policy: config.refreshTokenReuse,
     now: config.now(),
+    // A tool was refused for want of scope a moment ago: this client should be asking the person, not refreshing.
+    ...(stepUp ? { beforeFirstUse: (grant: GrantRecord) => stepUp.checkFirstUse(grant.grantId) } : {}),
   });
   if (outcome.status === 'reused') {
     // The rule revoked the grant in the store; this also forgets it in this process's bearer cache at once.

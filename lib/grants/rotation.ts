@@ -73,6 +73,11 @@ export interface RotateRefreshTokenInput {
   policy: RefreshTokenReusePolicy;
   /** The time of the request, in milliseconds since the epoch. */
   now: number;
+  /**
+   * Asked before a first use (the holder's current token) is applied, with its grant; what it throws is the
+   * request's answer, and nothing has changed. A repeat or a reuse never reaches it. The step-up window uses it.
+   */
+  beforeFirstUse?: (grant: GrantRecord) => Promise<void>;
 }
 
 /**
@@ -97,7 +102,7 @@ const MAX_ATTEMPTS = 4;
 /** Exchanges a refresh token for its successor, detecting reuse, on any store that keeps the storage contract. */
 export async function rotateRefreshToken(
   store: OAuthStore,
-  { presentedToken, clientId, policy: given, now }: RotateRefreshTokenInput,
+  { presentedToken, clientId, policy: given, now, beforeFirstUse }: RotateRefreshTokenInput,
 ): Promise<RotateRefreshTokenResult> {
   const presentedKey = refreshTokenKey(presentedToken);
   const policy = policyFor(presentedToken, given);
@@ -114,6 +119,7 @@ export async function rotateRefreshToken(
       return { status: 'reused', grantId: grant.grantId, reason, firstUsedAt };
     }
     const firstUse = presentation.kind === 'first-use';
+    if (firstUse && beforeFirstUse) await beforeFirstUse(grant);
     // Stryker disable next-line ConditionalExpression: equivalent, a first use has no successorStored
     if (!firstUse && presentation.successorStored) {
       return { status: 'rotated', grant, successor, firstUsedAt: presentation.firstUsedAt };

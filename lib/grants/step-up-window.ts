@@ -9,15 +9,15 @@
 // the token had together with what the tool needs. Nothing is revoked: the grant, and its refresh token, still work
 // until the new grant replaces it (replace-earlier.ts) or the person revokes it.
 //
-// Only a first use of the grant's current token is refused. A used token presented again is reuse or a retry, which
-// the rotation rule decides as always (a stolen token must still revoke the grant). The mark is taken once, so a
-// client that refreshes again is served, and only by the client's current token: a grant id alone (no secret: access
-// tokens and events carry it) cannot take a mark, nor keep one alive. A refresh reads its token once more for this.
+// Only a first use of the grant's current token is refused: the rotation rule, which reads the token anyway, asks
+// the window when it finds one (rotation.ts, beforeFirstUse). A used token presented again is reuse or a retry, which
+// the rule decides as always (a stolen token must still revoke the grant). The mark is taken once, so a client that
+// refreshes again is served, and only by the client's current token: a grant id alone (no secret: access tokens and
+// events carry it) cannot take a mark, nor keep one alive.
 //
 // A 403 writes the mark on the grant's row before it is answered: a token holder refused again and again would make
 // as many writes, so a process marks one grant at most once every few seconds.
-import { refreshTokenKey } from '../crypto/refresh-token';
-import type { OAuthStore, RefreshTokenLookup } from '../store/types';
+import type { OAuthStore } from '../store/types';
 import { invalidGrant } from './grant-token-response';
 
 /** Default length of the window, in milliseconds: long enough for a client that asks the person first. */
@@ -32,10 +32,10 @@ export interface StepUpWindow {
   /** Marks the grant: a tool was refused for want of scope now. */
   mark(grantId: string): Promise<void>;
   /**
-   * Throws invalid_grant if this refresh, of the grant's current token by the client that holds it, is the first one
-   * since a refusal.
+   * Throws invalid_grant if this refresh, a first use of the grant's current token by the client that holds it (as
+   * the rotation rule found it), is the first one since a refusal.
    */
-  checkRefresh(presentedToken: string, clientId: string): Promise<void>;
+  checkFirstUse(grantId: string): Promise<void>;
 }
 
 /** Checks the router's `stepUpWindowMs` option, failing fast with a message that says how to fix it. */
@@ -48,7 +48,7 @@ export function parseStepUpWindowMs(value: unknown, fail: (message: string) => n
 
 /** The window, or undefined when off: `windowMs` 0, as the router makes it for a store without the marks. */
 export function createStepUpWindow(
-  store: Pick<OAuthStore, 'markScopeChallenge' | 'takeScopeChallenge' | 'findRefreshToken'>,
+  store: Pick<OAuthStore, 'markScopeChallenge' | 'takeScopeChallenge'>,
   windowMs: number,
   now: () => number,
 ): StepUpWindow | undefined {
@@ -64,11 +64,8 @@ export function createStepUpWindow(
       if (lastMarked.size > REMEMBERED_MARKS) lastMarked.delete(lastMarked.keys().next().value!);
       await store.markScopeChallenge!(grantId, at + windowMs);
     },
-    async checkRefresh(presentedToken, clientId) {
-      const found = await store.findRefreshToken(refreshTokenKey(presentedToken));
-      // Only the holder's current token takes the mark: any other is the rotation rule's to judge, mark untouched.
-      if (!found || found.token.clientId !== clientId || !isCurrent(found)) return;
-      if (!(await store.takeScopeChallenge!(found.grant.grantId))) return;
+    async checkFirstUse(grantId) {
+      if (!(await store.takeScopeChallenge!(grantId))) return;
       throw invalidGrant(
         'A tool needed more scope than this authorization holds: ask the user again at the authorization ' +
           'endpoint, for the scope the 403 challenge named. The authorization itself is unchanged.',
@@ -76,7 +73,3 @@ export function createStepUpWindow(
     },
   };
 }
-
-/** The grant's current token: unused, the child of the latest used one (or a first token, while none was used). */
-const isCurrent = ({ token, grant, latestUsed }: RefreshTokenLookup) =>
-  grant.revokedAt === null && token.key !== latestUsed?.key && token.parentKey === (latestUsed?.key ?? null);

@@ -10,7 +10,6 @@ test('a process marks one grant at most once every 5 s; other grants are marked 
     {
       markScopeChallenge: (grantId: string) => void marks.push(grantId),
       takeScopeChallenge: () => false,
-      findRefreshToken: () => undefined,
     },
     120_000,
     clock.now,
