@@ -126,6 +126,15 @@ export function createRateLimiters(config: OAuthConfig, emit: EmitEvent = () => 
   return limiters;
 }
 
+/**
+ * The limits of a built-in sign-in form, in the order they run: failures per address, per account and address, then
+ * the per-account slowdown. The code flow's form, the device flow's and router.signInLimits (a host's own form) share
+ * them, so none can miss one.
+ */
+export function signInLimitsOf(limits: RateLimiters): RequestHandler[] {
+  return [limits.signIn, limits.signInPerAccount, limits.signInSlowdown];
+}
+
 function slowdown(
   settings: Exclude<OAuthConfig['rateLimits'], false>,
   { after, windowMs, maxDelayMs }: { after: number; windowMs: number; maxDelayMs: number },

@@ -17,7 +17,7 @@ import { allowMethods } from '../middleware/allowed-methods';
 import { refuseControlCharacters } from '../middleware/control-characters';
 import { openCors } from '../middleware/cors';
 import type { OwnPaths } from '../middleware/own-paths';
-import { passThrough, type RateLimiters } from '../middleware/rate-limits';
+import { passThrough, signInLimitsOf, type RateLimiters } from '../middleware/rate-limits';
 import {
   decisionPath,
   deviceCodePath,
@@ -158,6 +158,9 @@ export function mountEndpoints(
   const { paths } = config;
   const { form, registrationJson } = parsers;
   const plainText = refuseControlCharacters();
+  // Every form a page posts (sign-in, consent, in the code flow and the device flow) is guarded alike.
+  const formPost = [pages.headers, limits.authorize, form, plainText];
+  const signInLimits = signInLimitsOf(limits);
   // The endpoints clients call most come first: Express matches a request against the routes in turn.
   for (const { path, cors, post } of api) {
     const route = router.route(own.add(path));
@@ -190,21 +193,11 @@ export function mountEndpoints(
     .all(allowMethods(['GET']));
   router
     .route(own.add(signInPath(paths)))
-    .post(
-      traced('sign_in'),
-      pages.headers,
-      limits.authorize,
-      form,
-      plainText,
-      limits.signIn,
-      limits.signInPerAccount,
-      limits.signInSlowdown,
-      signInHandler(ctx),
-    )
+    .post(traced('sign_in'), ...formPost, ...signInLimits, signInHandler(ctx))
     .all(allowMethods(['POST']));
   router
     .route(own.add(decisionPath(paths)))
-    .post(traced('decision'), pages.headers, limits.authorize, form, plainText, decisionHandler(ctx))
+    .post(traced('decision'), ...formPost, decisionHandler(ctx))
     .all(allowMethods(['POST']));
   if (config.deviceAuthorization) {
     // RFC 8628 §3.3: the page the device names, then the pages of its flow below the authorization endpoint.
@@ -227,28 +220,11 @@ export function mountEndpoints(
       .all(allowMethods(['GET']));
     router
       .route(own.add(deviceSignInPath(paths)))
-      .post(
-        traced('device_sign_in'),
-        pages.headers,
-        limits.authorize,
-        form,
-        plainText,
-        limits.signIn,
-        limits.signInPerAccount,
-        limits.signInSlowdown,
-        deviceSignInHandler(ctx),
-      )
+      .post(traced('device_sign_in'), ...formPost, ...signInLimits, deviceSignInHandler(ctx))
       .all(allowMethods(['POST']));
     router
       .route(own.add(deviceDecisionPath(paths)))
-      .post(
-        traced('device_decision'),
-        pages.headers,
-        limits.authorize,
-        form,
-        plainText,
-        deviceDecisionHandler(ctx),
-      )
+      .post(traced('device_decision'), ...formPost, deviceDecisionHandler(ctx))
       .all(allowMethods(['POST']));
   }
   if (config.upstream) {

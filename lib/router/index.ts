@@ -13,7 +13,7 @@ import { createRequireBearer, type RequireBearerOptions } from '../middleware/be
 import { OAuthError } from '../errors';
 import { createErrorHandler } from '../middleware/error-handler';
 import { createOwnPaths } from '../middleware/own-paths';
-import { createRateLimiters } from '../middleware/rate-limits';
+import { createRateLimiters, signInLimitsOf } from '../middleware/rate-limits';
 import { parseOptions, type LifetimeOptions, type OAuthEndpoints, type OAuthRouterOptions } from '../options';
 import type { OAuthStore } from '../store/types';
 import type { UpstreamToken } from '../upstream/tokens';
@@ -156,7 +156,7 @@ export function createOAuthRouter(
     return true;
   };
   router.info = serverInfo(ctx);
-  router.signInLimits = [limits.signIn, limits.signInPerAccount, limits.signInSlowdown];
+  router.signInLimits = signInLimitsOf(limits);
   router.upstreamToken = async (auth) => {
     const grantId = typeof auth === 'string' ? auth : auth?.grantId;
     const tokens = ctx.upstream?.tokens;

@@ -5,6 +5,7 @@
 // server, a client whose user is no longer an administrator, bad parameters, an unknown route.
 import { join } from 'node:path';
 import { createUser } from '../../example-app/users';
+import { clientRecord } from '../../lib/testing/fixtures';
 import { runCommand } from '../helpers/app-process';
 import { startExampleApp, type RunningExampleApp } from '../helpers/example-app';
 
@@ -210,18 +211,9 @@ describe('the acts', () => {
 
   test('a metadata-document client cannot be disabled; an unknown one is not found', async () => {
     const documentId = 'https://agent.example/client.json';
-    await app.store.registerClient({
-      clientId: documentId,
-      clientSecretHash: null,
-      clientName: 'Document agent',
-      redirectUris: ['https://agent.example/cb'],
-      grantTypes: ['authorization_code'],
-      responseTypes: ['code'],
-      tokenEndpointAuthMethod: 'none',
-      scope: 'clients:read',
-      metadata: {},
-      issuedAt: Date.now(),
-    });
+    await app.store.registerClient(
+      clientRecord({ clientId: documentId, clientSecretHash: null, tokenEndpointAuthMethod: 'none' }),
+    );
     const refused = await api(`/clients/${encodeURIComponent(documentId)}/disable`, { method: 'POST' });
     expect(refused).toMatchObject({ status: 400, body: { error: 'invalid_request' } });
     const unknown = await api('/clients/no-such-client/disable', { method: 'POST' });
@@ -229,18 +221,10 @@ describe('the acts', () => {
   });
 
   test('purge-idle removes old public registrations nothing names, and says how many', async () => {
-    await app.store.registerClient({
-      clientId: 'forgotten-cli',
-      clientSecretHash: null,
-      clientName: 'Forgotten CLI',
-      redirectUris: ['http://127.0.0.1/cb'],
-      grantTypes: ['authorization_code'],
-      responseTypes: ['code'],
-      tokenEndpointAuthMethod: 'none',
-      scope: 'clients:read',
-      metadata: {},
-      issuedAt: 0,
-    });
+    // A public registration from long ago (issuedAt 0) that nothing names.
+    await app.store.registerClient(
+      clientRecord({ clientId: 'forgotten-cli', clientSecretHash: null, tokenEndpointAuthMethod: 'none' }),
+    );
     const purged = await api('/purge-idle', { method: 'POST' });
     expect(purged).toEqual(expect.objectContaining({ status: 200, body: { removed: 1 } }));
     expect(await app.store.findClient('forgotten-cli')).toBeUndefined();

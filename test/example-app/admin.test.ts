@@ -6,6 +6,7 @@
 // passes axe in both languages.
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { createUser } from '../../example-app/users';
+import { clientRecord } from '../../lib/testing/fixtures';
 import { axeViolations, readable } from '../helpers/axe';
 import { browserAvailable, launchChromium } from '../helpers/browser';
 import { APP_USER, startExampleApp, type RunningExampleApp } from '../helpers/example-app';
@@ -188,18 +189,10 @@ describeInBrowser('the administrators’ console of the reference app', () => {
   });
 
   test('"Remove idle registrations" removes old public registrations nothing names, and says how many', async () => {
-    await app.store.registerClient({
-      clientId: 'forgotten-cli',
-      clientSecretHash: null,
-      clientName: 'Forgotten CLI',
-      redirectUris: ['http://127.0.0.1/cb'],
-      grantTypes: ['authorization_code'],
-      responseTypes: ['code'],
-      tokenEndpointAuthMethod: 'none',
-      scope: 'clients:read',
-      metadata: {},
-      issuedAt: 0,
-    });
+    // A public registration from long ago (issuedAt 0) that nothing names.
+    await app.store.registerClient(
+      clientRecord({ clientId: 'forgotten-cli', clientSecretHash: null, tokenEndpointAuthMethod: 'none' }),
+    );
     const context = await browser.newContext();
     try {
       const page = await openConsole(context, ADMIN);

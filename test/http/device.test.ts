@@ -532,6 +532,27 @@ describe('guessing codes', () => {
     expect(events.filter((event) => event.type === 'rate_limit.hit')).toMatchObject([{ limit: 'userCode' }]);
   });
 
+  test('passwords guessed on the device flow’s sign-in form meet the sign-in limits, as on the code flow’s', async () => {
+    start({ rateLimits: { signIn: { limit: 2 } } });
+    const client = await deviceClient();
+    const answer = (await authorizeDevice(client)).body as DeviceAnswer;
+    const browser = request.agent(server.app);
+    const typed = await browser.get(`/v1/oauth/authorize/device?user_code=${answer.user_code}`);
+    const signIn = formOf(typed.text);
+    const attempt = (password: string) =>
+      browser
+        .post(local(signIn.action))
+        .type('form')
+        .send({ ...signIn.fields, email: USER.email, password });
+    expect((await attempt('wrong one')).status).toBe(401);
+    expect((await attempt('wrong two')).status).toBe(401);
+    // Even the right password waits now: the limit counts failures, and refuses the next try from this address.
+    expect((await attempt(USER.password)).status).toBe(429);
+    expect(events.filter((event) => event.type === 'sign_in.rate_limited')).toMatchObject([
+      { limit: 'signIn' },
+    ]);
+  });
+
   test('one code is entered a limited number of times, from any addresses', async () => {
     start({ rateLimits: { userCodePerCode: { limit: 2 } } });
     const client = await deviceClient();
